@@ -1,0 +1,66 @@
+// Options steer how a Plan is made: which backends may serve it, how much time
+// may go into choosing, and what the kernels may assume about pointers.
+//
+// Every field has a default that works; the environment variables named below
+// override the defaults (not values set explicitly in code after
+// Options::FromEnvironment()).
+//
+// Thread safety: a plain value type.
+#ifndef JITGEMM_OPTIONS_H_
+#define JITGEMM_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "jitgemm/export.h"
+
+namespace jitgemm {
+
+// Which implementations may serve a plan.
+enum class BackendPolicy : int {
+  kAuto = 0,        // JIT kernels and cuBLAS; the measured choice wins
+  kJitOnly = 1,     // only JIT kernels (an error if no family supports the problem)
+  kCublasOnly = 2,  // only cuBLAS / cuBLASLt
+};
+
+// How many JIT configurations Plan::Create considers.
+enum class TuningPolicy : int {
+  kHeuristic = 0,   // the single heuristic choice; nothing is timed
+  kFast = 1,        // at most 8 candidates, timed
+  kExhaustive = 2,  // every valid configuration of every family, timed
+};
+
+struct Options {
+  BackendPolicy backend = BackendPolicy::kAuto;
+  TuningPolicy tuning = TuningPolicy::kHeuristic;
+
+  // false: never compile at run time; use the cache or cuBLAS (JITGEMM_JIT=off).
+  bool jit_enabled = true;
+
+  // fp32 problems may use tf32 tensor cores (about 1e-3 relative error) when true.
+  bool allow_tf32 = false;
+
+  // Programmatic dependent launch: the kernel starts loading its weights while
+  // the previous kernel on the stream finishes. Families that support it use it.
+  bool pdl = true;
+
+  // Byte alignment that every pointer passed to Plan::Run is guaranteed to have
+  // (1, 2, 4, 8 or 16). Kernels use vector loads up to this width; Run returns
+  // InvalidArgument for a pointer that breaks the promise.
+  int pointer_alignment = 16;
+
+  // A JIT kernel must be this much faster than cuBLAS to be chosen (0.03 = 3%).
+  double win_margin = 0.03;
+
+  // Target architecture for compiles, e.g. "sm_90a". Empty: the current device's.
+  std::string arch;
+
+  // Returns the defaults with environment overrides applied:
+  //   JITGEMM_JIT=off|on, JITGEMM_BACKEND=auto|jit|cublas,
+  //   JITGEMM_TUNING=heuristic|fast|exhaustive, JITGEMM_PDL=0|1, JITGEMM_ARCH=sm_XX.
+  JITGEMM_EXPORT static Options FromEnvironment();
+};
+
+}  // namespace jitgemm
+
+#endif  // JITGEMM_OPTIONS_H_

@@ -1,0 +1,49 @@
+// KernelConfig: the tile shape and options a kernel family is specialised with,
+// and LaunchShape: how a specialised kernel is launched.
+#ifndef JITGEMM_JIT_KERNEL_CONFIG_H_
+#define JITGEMM_JIT_KERNEL_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace jitgemm::jit {
+
+enum class Family : int {
+  kSimt = 0,    // exact fp32 on CUDA cores, any problem
+  kSm80 = 1,    // mma.sync + ldmatrix + cp.async tensor cores, sm_80 and later
+  kSmallM = 2,  // M <= 64: weights streamed at memory speed, split-K in one kernel
+  kElementwise = 3,  // the epilogue alone, after a cuBLAS product
+};
+
+const char* FamilyName(Family family);  // "simt", "sm80", "small_m", "elementwise"
+
+struct KernelConfig {
+  Family family = Family::kSimt;
+  int block_m = 64;
+  int block_n = 64;
+  int block_k = 16;
+  int warps_m = 2;
+  int warps_n = 2;
+  int stages = 1;
+  int split_k = 1;
+  bool pdl = false;
+  // M is a run-time argument instead of a constant (decode-style M that varies).
+  bool runtime_m = false;
+
+  // Canonical text: part of the cache key, so every field must appear.
+  std::string ToString() const;
+  friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
+};
+
+struct LaunchShape {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic shared memory
+  size_t workspace_bytes = 0;  // zeroed device memory the plan owns, passed as args.workspace
+  bool pdl = false;            // launch with programmatic stream serialization
+};
+
+}  // namespace jitgemm::jit
+
+#endif  // JITGEMM_JIT_KERNEL_CONFIG_H_
