@@ -1,0 +1,39 @@
+#include "jitgemm/gemm.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "api/src/problem_internal.h"
+#include "common/status_macros.h"
+#include "jit/single_flight.h"
+
+namespace jitgemm {
+namespace {
+
+std::string OptionsKey(const Options& o) {
+  return absl::StrCat(static_cast<int>(o.backend), ",", static_cast<int>(o.tuning), ",",
+                      o.jit_enabled, ",", o.allow_tf32, ",", o.pdl, ",", o.pointer_alignment, ",",
+                      o.win_margin, ",", o.arch);
+}
+
+}  // namespace
+
+absl::Status Gemm(const GemmProblem& problem, const GemmPointers& pointers, CUstream stream,
+                  const Options& options) {
+  // Plans are cached per (context-independent) problem and options; a plan
+  // made for one context is only valid there, so the table belongs to the
+  // process's first context, which is the common case.
+  static auto* const kPlans = new jit::SingleFlight<Plan>();
+  JITGEMM_RETURN_IF_ERROR(ValidateProblem(problem));
+  const std::string key =
+      absl::StrCat(ProblemSignature(Canonicalize(problem)), "|", OptionsKey(options));
+  JITGEMM_ASSIGN_OR_RETURN(auto plan, kPlans->Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const Plan>> {
+    JITGEMM_ASSIGN_OR_RETURN(Plan p, Plan::Create(problem, options));
+    return std::make_shared<const Plan>(std::move(p));
+  }));
+  return plan->Run(pointers, stream);
+}
+
+}  // namespace jitgemm

@@ -1,0 +1,76 @@
+#include "api/src/jit_backend.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "jit/family.h"
+#include "jit/specializer.h"
+
+namespace jitgemm {
+
+absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem& problem,
+                                                               const jit::KernelConfig& config,
+                                                               const Options& options,
+                                                               const jit::DeviceContext& device,
+                                                               bool* compiled) {
+  JITGEMM_ASSIGN_OR_RETURN(const jit::DriverApi* api, jit::GetDriver());
+  const jit::KernelFamily& family = jit::GetFamily(config.family);
+  JITGEMM_RETURN_IF_ERROR(family.Supports(problem, config, device.target));
+  std::unique_ptr<JitBackend> backend(new JitBackend());
+  backend->api_ = api;
+  backend->shape_ = family.Shape(problem, config, device.target);
+  const jit::KernelSource source = jit::Specialize(problem, config, family, backend->shape_,
+                                                   options.pointer_alignment);
+  jit::GetOptions get;
+  get.allow_compile = options.jit_enabled;
+  get.compiled = compiled;
+  JITGEMM_ASSIGN_OR_RETURN(backend->kernel_,
+                           jit::KernelStore::Global().GetLoaded(source, device.arch, get));
+  JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
+      *api, api->cuKernelGetFunction(&backend->function_, backend->kernel_->kernel),
+      "cuKernelGetFunction"));
+  if (backend->shape_.shared_bytes > 48 * 1024) {
+    JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
+        *api,
+        api->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  static_cast<int>(backend->shape_.shared_bytes),
+                                  backend->kernel_->kernel, device.device),
+        "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+  }
+  if (backend->shape_.workspace_bytes > 0) {
+    JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
+        *api, api->cuMemAlloc(&backend->workspace_, backend->shape_.workspace_bytes),
+        "cuMemAlloc(workspace)"));
+    JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
+        *api, api->cuMemsetD8(backend->workspace_, 0, backend->shape_.workspace_bytes),
+        "cuMemsetD8(workspace)"));
+    // The memset runs on the legacy stream; the first Run may be on any stream.
+    JITGEMM_RETURN_IF_ERROR(
+        jit::DriverStatus(*api, api->cuCtxSynchronize(), "cuCtxSynchronize"));
+  }
+  backend->args_.alpha = problem.epilogue.alpha;
+  backend->args_.beta = problem.epilogue.beta;
+  backend->args_.m = static_cast<int>(problem.m);
+  backend->args_.workspace = reinterpret_cast<void*>(backend->workspace_);
+  return backend;
+}
+
+JitBackend::~JitBackend() {
+  if (workspace_ != 0 && api_ != nullptr) api_->cuMemFree(workspace_);
+}
+
+absl::Status JitBackend::Run(const GemmPointers& p, CUstream stream) const {
+  jit::GemmArgs args = args_;
+  args.a = p.a;
+  args.b = p.b;
+  args.c = p.c;
+  args.d = p.d;
+  args.bias = p.bias;
+  return jit::Launch(*api_, function_, shape_, args, stream);
+}
+
+std::string JitBackend::Describe() const { return absl::StrCat("jit ", kernel_->binary->kernel_name); }
+
+}  // namespace jitgemm

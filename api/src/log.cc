@@ -1,0 +1,23 @@
+#include "api/src/log.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace jitgemm {
+
+bool LogEnabled() {
+  static const bool kEnabled = [] {
+    const char* v = std::getenv("JITGEMM_LOG");
+    return v != nullptr && (std::string(v) == "info" || std::string(v) == "debug");
+  }();
+  return kEnabled;
+}
+
+void LogDecision(const GemmProblem& problem, const PlanInfo& info) {
+  if (!LogEnabled()) return;
+  std::fprintf(stderr, "jitgemm: %s -> %s %s: %s\n", DebugString(problem).c_str(),
+               info.backend.c_str(), info.kernel_name.c_str(), info.reason.c_str());
+}
+
+}  // namespace jitgemm

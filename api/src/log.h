@@ -1,0 +1,15 @@
+// JITGEMM_LOG=info|debug: one line per plan decision on stderr.
+#ifndef JITGEMM_API_SRC_LOG_H_
+#define JITGEMM_API_SRC_LOG_H_
+
+#include "jitgemm/plan.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm {
+
+bool LogEnabled();
+void LogDecision(const GemmProblem& problem, const PlanInfo& info);
+
+}  // namespace jitgemm
+
+#endif  // JITGEMM_API_SRC_LOG_H_

@@ -1,0 +1,100 @@
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "api/src/problem_internal.h"
+
+namespace jitgemm {
+namespace {
+
+struct Range {
+  uintptr_t begin;
+  uintptr_t end;
+};
+
+Range RangeOf(const void* p, const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  return {begin, begin + static_cast<uintptr_t>(OperandSpanBytes(op, rows, cols, batch))};
+}
+
+bool Overlap(Range x, Range y) { return x.begin < y.end && y.begin < x.end; }
+
+bool SameLayout(const Operand& x, const Operand& y) {
+  return x.type == y.type && x.layout == y.layout && x.ld == y.ld &&
+         x.batch_stride == y.batch_stride;
+}
+
+}  // namespace
+
+std::string ProblemSignature(const GemmProblem& p) {
+  auto op = [](const Operand& o) {
+    return absl::StrFormat("%s,%c,%d,%d", DataTypeName(o.type),
+                           o.layout == Layout::kRowMajor ? 'r' : 'c', o.ld, o.batch_stride);
+  };
+  return absl::StrFormat(
+      "m=%d n=%d k=%d batch=%d a=%s b=%s c=%s d=%s alpha=%a beta=%a bias=%d bias_stride=%d act=%d",
+      p.m, p.n, p.k, p.batch_count, op(p.a), op(p.b), op(p.c), op(p.d), p.epilogue.alpha,
+      p.epilogue.beta, static_cast<int>(p.epilogue.bias), p.epilogue.bias_batch_stride,
+      static_cast<int>(p.epilogue.activation));
+}
+
+int64_t OperandSpanBytes(const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
+  const int64_t row_len = op.layout == Layout::kRowMajor ? cols : rows;
+  const int64_t lines = op.layout == Layout::kRowMajor ? rows : cols;
+  int64_t elems = (lines - 1) * op.ld + row_len;
+  if (batch > 1 && op.batch_stride > 0) elems += (batch - 1) * op.batch_stride;
+  return elems * DataTypeSize(op.type);
+}
+
+absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int alignment) {
+  const bool uses_c = p.epilogue.beta != 0.0f;
+  const bool uses_bias = p.epilogue.bias != BiasMode::kNone;
+  struct Named {
+    const char* name;
+    const void* ptr;
+    bool used;
+  };
+  const Named all[] = {{"a", ptrs.a, true},
+                       {"b", ptrs.b, true},
+                       {"c", ptrs.c, uses_c},
+                       {"d", ptrs.d, true},
+                       {"bias", ptrs.bias, uses_bias}};
+  for (const Named& n : all) {
+    if (!n.used) continue;
+    if (n.ptr == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          n.name, ": null pointer", n.name[0] == 'c' ? " (epilogue.beta != 0 reads C)" : ""));
+    }
+    if (reinterpret_cast<uintptr_t>(n.ptr) % alignment != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: pointer %p is not %d-byte aligned as the plan assumes "
+          "(Options::pointer_alignment); create the plan with a smaller alignment",
+          n.name, n.ptr, alignment));
+    }
+  }
+  const int64_t batch = p.batch_count;
+  const Range d = RangeOf(ptrs.d, p.d, p.m, p.n, batch);
+  if (Overlap(d, RangeOf(ptrs.a, p.a, p.m, p.k, batch))) {
+    return absl::InvalidArgumentError("d: output overlaps input a");
+  }
+  if (Overlap(d, RangeOf(ptrs.b, p.b, p.k, p.n, batch))) {
+    return absl::InvalidArgumentError("d: output overlaps input b");
+  }
+  if (uses_c && Overlap(d, RangeOf(ptrs.c, p.c, p.m, p.n, batch)) &&
+      !(ptrs.c == ptrs.d && SameLayout(p.c, p.d))) {
+    return absl::InvalidArgumentError(
+        "d: output overlaps input c (in-place needs c == d with identical type, layout, ld and "
+        "batch stride)");
+  }
+  if (uses_bias) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    Operand bias_op{p.d.type, Layout::kRowMajor, len, p.epilogue.bias_batch_stride};
+    if (Overlap(d, RangeOf(ptrs.bias, bias_op, 1, len, batch))) {
+      return absl::InvalidArgumentError("d: output overlaps bias");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace jitgemm

@@ -1,0 +1,116 @@
+#include "jit/driver_api.h"
+
+#include <dlfcn.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace jitgemm::jit {
+namespace {
+
+// cuGetProcAddress resolves the symbol version that matches the API version
+// we compiled against, which plain dlsym on versioned names would not.
+using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult*);
+
+absl::StatusOr<DriverApi> Load() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* err = dlerror();
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA driver: cannot open libcuda.so.1 (", err ? err : "unknown", ")"));
+  }
+  auto get_proc = reinterpret_cast<GetProcAddressFn>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    return absl::FailedPreconditionError(
+        "CUDA driver too old: cuGetProcAddress_v2 is missing (driver 12.0 or newer needed)");
+  }
+  DriverApi api{};
+  absl::Status status;
+  auto resolve = [&](const char* name, auto** fn) {
+    if (!status.ok()) return;
+    void* p = nullptr;
+    CUdriverProcAddressQueryResult found;
+    CUresult r = get_proc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (r != CUDA_SUCCESS || p == nullptr || found != CU_GET_PROC_ADDRESS_SUCCESS) {
+      status = absl::FailedPreconditionError(
+          absl::StrCat("CUDA driver lacks ", name, " (driver older than CUDA ", CUDA_VERSION / 1000,
+                       ".", (CUDA_VERSION % 1000) / 10, "?)"));
+      return;
+    }
+    *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
+  };
+#define JITGEMM_RESOLVE(name) resolve(#name, &api.name)
+  JITGEMM_RESOLVE(cuInit);
+  JITGEMM_RESOLVE(cuDriverGetVersion);
+  JITGEMM_RESOLVE(cuGetErrorString);
+  JITGEMM_RESOLVE(cuGetErrorName);
+  JITGEMM_RESOLVE(cuDeviceGet);
+  JITGEMM_RESOLVE(cuDeviceGetCount);
+  JITGEMM_RESOLVE(cuDeviceGetAttribute);
+  JITGEMM_RESOLVE(cuDeviceGetName);
+  JITGEMM_RESOLVE(cuCtxGetCurrent);
+  JITGEMM_RESOLVE(cuCtxSetCurrent);
+  JITGEMM_RESOLVE(cuCtxGetDevice);
+  JITGEMM_RESOLVE(cuDevicePrimaryCtxRetain);
+  JITGEMM_RESOLVE(cuLibraryLoadData);
+  JITGEMM_RESOLVE(cuLibraryUnload);
+  JITGEMM_RESOLVE(cuLibraryGetKernel);
+  JITGEMM_RESOLVE(cuKernelGetFunction);
+  JITGEMM_RESOLVE(cuKernelSetAttribute);
+  JITGEMM_RESOLVE(cuFuncGetAttribute);
+  JITGEMM_RESOLVE(cuLaunchKernelEx);
+  JITGEMM_RESOLVE(cuStreamIsCapturing);
+  JITGEMM_RESOLVE(cuMemAlloc);
+  JITGEMM_RESOLVE(cuMemFree);
+  JITGEMM_RESOLVE(cuMemsetD8);
+  JITGEMM_RESOLVE(cuCtxSynchronize);
+#undef JITGEMM_RESOLVE
+  if (!status.ok()) return status;
+  CUresult r = api.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    const char* msg = "unknown error";
+    api.cuGetErrorString(r, &msg);
+    return absl::FailedPreconditionError(absl::StrCat("cuInit failed: ", msg));
+  }
+  int count = 0;
+  if (api.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    return absl::FailedPreconditionError("the CUDA driver reports no device");
+  }
+  return api;
+}
+
+}  // namespace
+
+absl::StatusOr<const DriverApi*> GetDriver() {
+  // Leaked on purpose: kernels may be unloaded during static destruction.
+  static const auto* const kDriver = new absl::StatusOr<DriverApi>(Load());
+  if (!kDriver->ok()) return kDriver->status();
+  return &kDriver->value();
+}
+
+absl::Status DriverStatus(const DriverApi& api, CUresult result, const char* what) {
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  const char* name = "?";
+  const char* msg = "?";
+  api.cuGetErrorName(result, &name);
+  api.cuGetErrorString(result, &msg);
+  std::string text = absl::StrCat(what, " failed: ", name, " (", msg, ")");
+  switch (result) {
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(text);
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE:
+      return absl::InvalidArgumentError(text);
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_INVALID_CONTEXT:
+      return absl::FailedPreconditionError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+}  // namespace jitgemm::jit

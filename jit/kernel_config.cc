@@ -1,0 +1,27 @@
+#include "jit/kernel_config.h"
+
+#include "absl/strings/str_format.h"
+
+namespace jitgemm::jit {
+
+const char* FamilyName(Family family) {
+  switch (family) {
+    case Family::kSimt:
+      return "simt";
+    case Family::kSm80:
+      return "sm80";
+    case Family::kSmallM:
+      return "small_m";
+    case Family::kElementwise:
+      return "elementwise";
+  }
+  return "?";
+}
+
+std::string KernelConfig::ToString() const {
+  return absl::StrFormat("%s bm=%d bn=%d bk=%d wm=%d wn=%d st=%d sk=%d pdl=%d rm=%d",
+                         FamilyName(family), block_m, block_n, block_k, warps_m, warps_n, stages,
+                         split_k, pdl, runtime_m);
+}
+
+}  // namespace jitgemm::jit

@@ -1,0 +1,155 @@
+#include "jit/specializer.h"
+
+#include <xxhash.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "jit/embedded_sources.h"
+#include "jit/nvrtc_compiler.h"
+
+namespace jitgemm::jit {
+namespace {
+
+const char* DeviceType(DataType t) {
+  switch (t) {
+    case DataType::kF32:
+      return "float";
+    case DataType::kF16:
+      return "jitgemm::half_t";
+    case DataType::kBF16:
+      return "jitgemm::bfloat16_t";
+  }
+  return "void";
+}
+
+int LargestPow2Divisor(int64_t bytes) {
+  int a = 16;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
+
+const char* Bool(bool b) { return b ? "true" : "false"; }
+
+int64_t Stride(int64_t s) { return s == kNoStride ? 0 : s; }
+
+}  // namespace
+
+int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batch,
+                     int pointer_alignment) {
+  const int64_t esize = DataTypeSize(op.type);
+  int align = LargestPow2Divisor(pointer_alignment);
+  const int64_t lines = op.layout == Layout::kRowMajor ? rows : cols;
+  if (lines > 1) align = std::min(align, LargestPow2Divisor(op.ld * esize));
+  if (batch > 1 && op.batch_stride > 0) {
+    align = std::min(align, LargestPow2Divisor(op.batch_stride * esize));
+  }
+  return align;
+}
+
+KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
+                        const KernelFamily& family, const LaunchShape& shape,
+                        int pointer_alignment) {
+  const int64_t batch = p.batch_count;
+  const int align_a = OperandAlignment(p.a, p.m, p.k, batch, pointer_alignment);
+  const int align_b = OperandAlignment(p.b, p.k, p.n, batch, pointer_alignment);
+  const int align_c = OperandAlignment(p.c, p.m, p.n, batch, pointer_alignment);
+  const int align_d = OperandAlignment(p.d, p.m, p.n, batch, pointer_alignment);
+  int align_bias = LargestPow2Divisor(pointer_alignment);
+  if (batch > 1 && p.epilogue.bias_batch_stride > 0) {
+    align_bias = std::min(align_bias, LargestPow2Divisor(p.epilogue.bias_batch_stride *
+                                                         DataTypeSize(p.d.type)));
+  }
+  const bool has_c = p.epilogue.beta != 0.0f;
+  const int threads = static_cast<int>(shape.block[0] * shape.block[1] * shape.block[2]);
+  auto row = [](const Operand& o) { return Bool(o.layout == Layout::kRowMajor); };
+  auto lchar = [](const Operand& o) { return o.layout == Layout::kRowMajor ? "r" : "c"; };
+
+  KernelSource out;
+  out.kernel_name = absl::StrFormat(
+      "gemm_%s_%s%s_%s%s_%s_%dx%dx%d_w%dx%d_s%d", FamilyName(config.family),
+      DataTypeName(p.a.type),
+      p.d.type != p.a.type ? absl::StrCat("_", DataTypeName(p.d.type)) : "", lchar(p.a),
+      lchar(p.b), lchar(p.d), config.block_m, config.block_n, config.block_k, config.warps_m,
+      config.warps_n, config.stages);
+  if (config.split_k > 1) absl::StrAppend(&out.kernel_name, "_sk", config.split_k);
+  if (has_c) absl::StrAppend(&out.kernel_name, "_beta");
+  if (p.epilogue.bias == BiasMode::kPerColumn) absl::StrAppend(&out.kernel_name, "_bias_col");
+  if (p.epilogue.bias == BiasMode::kPerRow) absl::StrAppend(&out.kernel_name, "_bias_row");
+  if (p.epilogue.activation != Activation::kNone) {
+    absl::StrAppend(&out.kernel_name, "_", ActivationName(p.epilogue.activation));
+  }
+  if (config.pdl) absl::StrAppend(&out.kernel_name, "_pdl");
+
+  std::string& s = out.source;
+  absl::StrAppend(&s, "// ", out.kernel_name, "\n#include \"", family.header(), "\"\n\n");
+  absl::StrAppend(&s, "struct JitgemmSpec {\n");
+  absl::StrAppendFormat(&s,
+                        "  using ElementA = %s;\n  using ElementB = %s;\n  using ElementC = %s;\n"
+                        "  using ElementD = %s;\n",
+                        DeviceType(p.a.type), DeviceType(p.b.type), DeviceType(p.c.type),
+                        DeviceType(p.d.type));
+  absl::StrAppendFormat(&s, "  static constexpr int kM = %d, kN = %d, kK = %d;\n",
+                        config.runtime_m ? 0 : p.m, p.n, p.k);
+  absl::StrAppendFormat(&s,
+                        "  static constexpr bool kRowA = %s, kRowB = %s, kRowC = %s, kRowD = %s;\n",
+                        row(p.a), row(p.b), row(p.c), row(p.d));
+  absl::StrAppendFormat(
+      &s, "  static constexpr jitgemm::int64 kLda = %d, kLdb = %d, kLdc = %d, kLdd = %d;\n",
+      p.a.ld, p.b.ld, p.c.ld, p.d.ld);
+  absl::StrAppendFormat(&s, "  static constexpr int kBatch = %d;\n", batch);
+  absl::StrAppendFormat(&s,
+                        "  static constexpr jitgemm::int64 kStrideA = %d, kStrideB = %d, "
+                        "kStrideC = %d, kStrideD = %d, kStrideBias = %d;\n",
+                        Stride(p.a.batch_stride), Stride(p.b.batch_stride),
+                        Stride(p.c.batch_stride), Stride(p.d.batch_stride),
+                        p.epilogue.bias_batch_stride);
+  absl::StrAppendFormat(&s,
+                        "  static constexpr int kAlignA = %d, kAlignB = %d, kAlignC = %d, "
+                        "kAlignD = %d, kAlignBias = %d;\n",
+                        align_a, align_b, align_c, align_d, align_bias);
+  absl::StrAppendFormat(&s, "  static constexpr bool kHasC = %s;\n", Bool(has_c));
+  absl::StrAppendFormat(&s, "  static constexpr int kBias = %d, kAct = %d;\n",
+                        static_cast<int>(p.epilogue.bias),
+                        static_cast<int>(p.epilogue.activation));
+  absl::StrAppendFormat(&s, "  static constexpr bool kPdl = %s;\n", Bool(config.pdl));
+  absl::StrAppendFormat(&s,
+                        "  static constexpr int kBlockM = %d, kBlockN = %d, kBlockK = %d, "
+                        "kWarpsM = %d, kWarpsN = %d, kStages = %d, kSplitK = %d;\n",
+                        config.block_m, config.block_n, config.block_k, config.warps_m,
+                        config.warps_n, config.stages, config.split_k);
+  absl::StrAppendFormat(&s, "  static constexpr int kThreads = %d;\n", threads);
+  absl::StrAppend(&s, family.ExtraSpecFields(p, config));
+  absl::StrAppend(&s, "};\n");
+  out.name_expression = absl::StrCat(family.kernel_template(), "<JitgemmSpec>");
+  // The instantiation itself: name expressions make NVRTC emit it.
+  return out;
+}
+
+const std::string& EmbeddedSourcesHash() {
+  static const std::string* const kHash = [] {
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_64bits_reset(state);
+    for (const auto& src : EmbeddedSources()) {
+      XXH3_64bits_update(state, src.name.data(), src.name.size());
+      XXH3_64bits_update(state, "\0", 1);
+      XXH3_64bits_update(state, src.text.data(), src.text.size());
+      XXH3_64bits_update(state, "\0", 1);
+    }
+    auto* hash = new std::string(absl::StrFormat("%016x", XXH3_64bits_digest(state)));
+    XXH3_freeState(state);
+    return hash;
+  }();
+  return *kHash;
+}
+
+std::string KeyText(const KernelSource& source, const std::string& arch, int nvrtc_version) {
+  return absl::StrCat("jitgemm-kernel-key\nabi=", kLibraryAbiVersion, "\nnvrtc=", nvrtc_version,
+                      "\narch=", arch, "\noptions=", absl::StrJoin(CompileOptions(arch), " "),
+                      "\nsources=", EmbeddedSourcesHash(), "\nname=", source.kernel_name,
+                      "\nexpr=", source.name_expression, "\n", source.source);
+}
+
+}  // namespace jitgemm::jit

@@ -1,0 +1,52 @@
+// The specialiser turns (problem, kernel config) into a tiny CUDA translation
+// unit: a JitgemmSpec struct of exact compile-time constants and one
+// instantiation of the family's template (contract: kernels_src/common/args.cuh).
+//
+// It also makes the canonical key text of that kernel: library ABI version,
+// NVRTC version, exact arch, compile options, hash of every embedded source,
+// and the generated source itself (which spells out family, config and every
+// problem field the code depends on). No paths, hostnames or times enter it.
+//
+// Thread safety: pure functions.
+#ifndef JITGEMM_JIT_SPECIALIZER_H_
+#define JITGEMM_JIT_SPECIALIZER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::jit {
+
+// Bumped whenever the generated code's meaning changes without any embedded
+// source changing (e.g. the spec contract or the specialiser).
+inline constexpr int kLibraryAbiVersion = 1;
+
+struct KernelSource {
+  std::string kernel_name;      // readable, e.g. gemm_sm80_f16_rr_r_64x64x32_w2x2_s3_bias_col_relu
+  std::string source;           // the translation unit
+  std::string name_expression;  // "<template><JitgemmSpec>"
+};
+
+// Largest power of two (<= 16) dividing every row/column start of an operand,
+// in bytes, given the promised pointer alignment.
+int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batch,
+                     int pointer_alignment);
+
+// REQUIRES: `problem` is valid and canonical; family.Supports(problem, config) is OK.
+KernelSource Specialize(const GemmProblem& problem, const KernelConfig& config,
+                        const KernelFamily& family, const LaunchShape& shape,
+                        int pointer_alignment);
+
+// XXH3-64 of every embedded kernel source (names and texts), as 16 hex digits.
+const std::string& EmbeddedSourcesHash();
+
+// The canonical key text for compiling `source` for `arch` with NVRTC `nvrtc_version`.
+std::string KeyText(const KernelSource& source, const std::string& arch, int nvrtc_version);
+
+}  // namespace jitgemm::jit
+
+#endif  // JITGEMM_JIT_SPECIALIZER_H_

@@ -1,0 +1,97 @@
+#include "jit/nvrtc_compiler.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "jit/specializer.h"
+#include "tests/testing/status_matchers.h"
+
+namespace jitgemm::jit {
+namespace {
+
+using ::jitgemm::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(ParsePtxasReportTest, ReadsRegistersAndSpills) {
+  CompiledKernel k;
+  ParsePtxasReport(
+      "ptxas info    : Function properties for _Z1K\n"
+      "    8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers\n",
+      &k);
+  EXPECT_EQ(k.registers, 168);
+  EXPECT_EQ(k.spill_store_bytes, 12);
+  EXPECT_EQ(k.spill_load_bytes, 16);
+  EXPECT_EQ(k.stack_bytes, 8);
+}
+
+TEST(CompileTest, ErrorCarriesTheNvrtcLog) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  CompileRequest r{"template <class T> __global__ void K() { undeclared_thing(); }\n", "broken",
+                   "K<int>", "sm_80"};
+  EXPECT_THAT(Compile(r), StatusIs(absl::StatusCode::kInternal, HasSubstr("undeclared_thing")));
+}
+
+TEST(CompileTest, RejectsUnknownArch) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  CompileRequest r{"template <class T> __global__ void K() {}\n", "k", "K<int>", "sm_1"};
+  EXPECT_FALSE(Compile(r).ok());
+}
+
+// Problems that exercise every family's shipped configs: the issue's "every
+// kernel config the library ships compiles for sm_80 and sm_90a with zero spills".
+std::vector<GemmProblem> RepresentativeProblems() {
+  std::vector<GemmProblem> out;
+  for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {1, 2048, 4096}, {16, 4096, 4096}, {64, 128, 256}, {1024, 1024, 1024},
+             {4096, 4096, 4096}, {37, 101, 77}}) {
+      GemmProblem p = MakeGemm(m, n, k, t);
+      p.b.layout = Layout::kColMajor;
+      p.epilogue.bias = BiasMode::kPerColumn;
+      p.epilogue.activation = Activation::kRelu;
+      out.push_back(Canonicalize(p));
+    }
+  }
+  return out;
+}
+
+TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  Options options;
+  options.tuning = TuningPolicy::kExhaustive;
+  std::set<std::string> done;
+  int compiled = 0;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const int sm = *ParseArch(arch);
+    const TargetInfo target = OfflineTarget(sm);
+    for (const GemmProblem& p : RepresentativeProblems()) {
+      for (const KernelConfig& c : ProposeConfigs(p, target, options)) {
+        const KernelFamily& f = GetFamily(c.family);
+        // One compile per (family, config, dtype, arch): the tile decides registers.
+        const std::string id = std::string(arch) + c.ToString() + DataTypeName(p.a.type) +
+                               (p.m <= 64 ? "small" : "big");
+        if (!done.insert(id).second) continue;
+        KernelSource s = Specialize(p, c, f, f.Shape(p, c, target), 16);
+        auto k = Compile({s.source, s.kernel_name, s.name_expression, arch});
+        ASSERT_TRUE(k.ok()) << k.status();
+        ++compiled;
+        EXPECT_GT(k->registers, 0) << s.kernel_name;
+        EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0)
+            << s.kernel_name << " " << arch << " spills:\n" << k->log;
+        RecordProperty(s.kernel_name + "_" + arch, k->registers);
+      }
+    }
+  }
+  EXPECT_GT(compiled, 0);
+  std::printf("compiled %d shipped configs, zero spills checked\n", compiled);
+}
+
+}  // namespace
+}  // namespace jitgemm::jit
