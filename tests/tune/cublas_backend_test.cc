@@ -1,0 +1,460 @@
+// The cuBLASLt backend on a GPU: results against a float64 reference for
+// each mapping case, the elementwise-pass seam, streams and graph capture.
+// Without a CUDA device these tests skip, except the one that checks that
+// creation then fails cleanly.
+#include "tune/cublas_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jitgemm {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool HasDevice(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    *why = cudaGetErrorString(err);
+    return false;
+  }
+  if (count == 0) *why = "cudaGetDeviceCount returned 0";
+  return count > 0;
+}
+
+#define REQUIRE_DEVICE()                                       \
+  do {                                                         \
+    std::string why;                                           \
+    if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why; \
+  } while (0)
+
+// --- host values <-> device element bits ------------------------------------
+
+uint16_t FloatToHalfBits(float f) {  // round to nearest even, normal range
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if ((x & 0x7fffffffu) == 0 || exp <= 0) return static_cast<uint16_t>(sign);
+  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  const int exp = (h >> 10) & 0x1f;
+  const uint32_t mant = h & 0x3ffu;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    v = mant ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(static_cast<float>(mant | 0x400u), exp - 25);
+  }
+  return sign ? -v : v;
+}
+
+uint16_t FloatToBf16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+float Bf16BitsToFloat(uint16_t b) {
+  const uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+int Bytes(DataType t) { return t == DataType::kF32 ? 4 : 2; }
+
+// Host copy of one device buffer, kept as the exact values stored.
+struct HostMatrix {
+  DataType type;
+  std::vector<double> values;
+
+  std::vector<unsigned char> Encode() const {
+    std::vector<unsigned char> out(values.size() * Bytes(type));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const float f = static_cast<float>(values[i]);
+      if (type == DataType::kF32) {
+        std::memcpy(&out[i * 4], &f, 4);
+      } else {
+        const uint16_t h = type == DataType::kF16 ? FloatToHalfBits(f) : FloatToBf16Bits(f);
+        std::memcpy(&out[i * 2], &h, 2);
+      }
+    }
+    return out;
+  }
+
+  void Decode(const std::vector<unsigned char>& in) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (type == DataType::kF32) {
+        float f;
+        std::memcpy(&f, &in[i * 4], 4);
+        values[i] = f;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, &in[i * 2], 2);
+        values[i] = type == DataType::kF16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
+      }
+    }
+  }
+};
+
+int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
+  const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
+  return batch * stride + (op.layout == Layout::kRowMajor ? r * op.ld + c : r + c * op.ld);
+}
+
+int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
+  return Index(op, batches - 1, rows - 1, cols - 1) + 1;
+}
+
+double Act(Activation act, double x) {
+  switch (act) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return x > 0 ? x : 0;
+    case Activation::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case Activation::kGeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::kSilu:
+      return x / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) { EXPECT_EQ(cudaMalloc(&ptr_, bytes), cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+// One problem with random inputs on host and device, and its reference.
+class Case {
+ public:
+  explicit Case(const GemmProblem& p) : p_(p) {
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<int> dist(-64, 64);
+    // k / 64 is exact in f16, bf16 and f32: the reference sees the stored values.
+    auto random = [&](DataType t, int64_t size) {
+      HostMatrix h{t, std::vector<double>(size)};
+      for (double& v : h.values) v = dist(rng) / 64.0;
+      return h;
+    };
+    const int64_t batches = p.batch_count;
+    a_ = random(p.a.type, Extent(p.a, batches, p.m, p.k));
+    b_ = random(p.b.type, Extent(p.b, batches, p.k, p.n));
+    c_ = random(p.c.type, Extent(p.c, batches, p.m, p.n));
+    d_ = random(p.d.type, Extent(p.d, batches, p.m, p.n));
+    bias_ = random(p.d.type, p.epilogue.bias_batch_stride * (batches - 1) + std::max(p.m, p.n));
+    da_ = Upload(a_);
+    db_ = Upload(b_);
+    dc_ = Upload(c_);
+    dd_ = Upload(d_);
+    dbias_ = Upload(bias_);
+  }
+
+  GemmPointers pointers() const {
+    return {da_->get(), db_->get(), dc_->get(), dd_->get(), dbias_->get()};
+  }
+
+  // Reference D; with `apply_epilogue` false only alpha * A B + beta * C.
+  std::vector<double> Reference(bool apply_epilogue) const {
+    std::vector<double> d = d_.values;
+    const auto& e = p_.epilogue;
+    for (int64_t bt = 0; bt < p_.batch_count; ++bt) {
+      for (int64_t i = 0; i < p_.m; ++i) {
+        for (int64_t j = 0; j < p_.n; ++j) {
+          double acc = 0;
+          for (int64_t kk = 0; kk < p_.k; ++kk) {
+            acc += a_.values[Index(p_.a, bt, i, kk)] * b_.values[Index(p_.b, bt, kk, j)];
+          }
+          double v = e.alpha * acc;
+          if (e.beta != 0) v += e.beta * c_.values[Index(p_.c, bt, i, j)];
+          if (apply_epilogue) {
+            if (e.bias == BiasMode::kPerColumn) v += bias_.values[bt * e.bias_batch_stride + j];
+            if (e.bias == BiasMode::kPerRow) v += bias_.values[bt * e.bias_batch_stride + i];
+            v = Act(e.activation, v);
+          }
+          d[Index(p_.d, bt, i, j)] = v;
+        }
+      }
+    }
+    return d;
+  }
+
+  // Relative Frobenius error of the device D against `want` (every element of
+  // the D buffer, so an element written out of place shows too).
+  double Error(const std::vector<double>& want) const {
+    std::vector<unsigned char> raw(d_.values.size() * Bytes(d_.type));
+    EXPECT_EQ(cudaMemcpy(raw.data(), dd_->get(), raw.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    HostMatrix got = d_;
+    got.Decode(raw);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double diff = got.values[i] - want[i];
+      num += diff * diff;
+      den += want[i] * want[i];
+    }
+    if (!(num == num)) return INFINITY;
+    return std::sqrt(num / std::max(den, 1e-30));
+  }
+
+ private:
+  static std::unique_ptr<DeviceBuffer> Upload(const HostMatrix& h) {
+    const std::vector<unsigned char> bytes = h.Encode();
+    auto buf = std::make_unique<DeviceBuffer>(bytes.size());
+    EXPECT_EQ(cudaMemcpy(buf->get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return buf;
+  }
+
+  GemmProblem p_;
+  HostMatrix a_, b_, c_, d_, bias_;
+  std::unique_ptr<DeviceBuffer> da_, db_, dc_, dd_, dbias_;
+};
+
+double Tolerance(DataType out, bool tf32) {
+  if (tf32) return 5e-3;
+  return out == DataType::kF32 ? 1e-5 : (out == DataType::kF16 ? 2e-3 : 1e-2);
+}
+
+GemmProblem Packed(GemmProblem p) {
+  auto fill = [](Operand& op, int64_t rows, int64_t cols) {
+    if (op.ld == 0) op.ld = op.layout == Layout::kRowMajor ? cols : rows;
+  };
+  fill(p.a, p.m, p.k);
+  fill(p.b, p.k, p.n);
+  fill(p.c, p.m, p.n);
+  fill(p.d, p.m, p.n);
+  if (p.epilogue.beta == 0.0f) p.c = p.d;
+  return p;
+}
+
+GemmProblem Problem(int64_t m, int64_t n, int64_t k, DataType in, DataType out, Layout la,
+                    Layout lb, Layout ld_layout, BiasMode bias, Activation act) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = {in, la, 0, kNoStride};
+  p.b = {in, lb, 0, kNoStride};
+  p.c = {out, ld_layout, 0, kNoStride};
+  p.d = {out, ld_layout, 0, kNoStride};
+  p.epilogue.bias = bias;
+  p.epilogue.activation = act;
+  return Packed(p);
+}
+
+struct NamedProblem {
+  std::string name;
+  GemmProblem problem;
+  bool tf32 = false;
+};
+
+std::vector<NamedProblem> LtCases() {
+  const auto R = Layout::kRowMajor;
+  const auto C = Layout::kColMajor;
+  std::vector<NamedProblem> cases;
+  cases.push_back({"f16_linear_bias_relu",
+                   Problem(64, 256, 128, DataType::kF16, DataType::kF16, R, C, R,
+                           BiasMode::kPerColumn, Activation::kRelu)});
+  cases.push_back({"bf16_colmajor_d_row_bias_gelu",
+                   Problem(96, 80, 72, DataType::kBF16, DataType::kBF16, C, R, C,
+                           BiasMode::kPerRow, Activation::kGeluTanh)});
+  cases.push_back({"bf16_small_m_linear",
+                   Problem(3, 2048, 512, DataType::kBF16, DataType::kBF16, R, C, R,
+                           BiasMode::kNone, Activation::kNone)});
+  cases.push_back({"f16_in_f32_out_relu",
+                   Problem(40, 72, 64, DataType::kF16, DataType::kF32, R, R, R, BiasMode::kNone,
+                           Activation::kRelu)});
+  GemmProblem f32 = Problem(33, 65, 47, DataType::kF32, DataType::kF32, C, C, R,
+                            BiasMode::kPerColumn, Activation::kNone);
+  f32.epilogue.alpha = 0.5f;
+  f32.epilogue.beta = 2.0f;
+  f32.c = f32.d;
+  f32.c.ld = f32.d.ld + 3;
+  cases.push_back({"f32_alpha_beta_bias", f32});
+  cases.push_back({"f32_tf32",
+                   Problem(128, 128, 256, DataType::kF32, DataType::kF32, R, R, R,
+                           BiasMode::kNone, Activation::kNone),
+                   true});
+  // Seed 001 shape, small: x (B, G, Din), W (G, Din, Dout), y (B, G, Dout).
+  const int64_t B = 48, G = 3, Din = 64, Dout = 96;
+  GemmProblem grouped = Problem(B, Dout, Din, DataType::kBF16, DataType::kBF16, R, R, R,
+                                BiasMode::kPerColumn, Activation::kRelu);
+  grouped.batch_count = G;
+  grouped.a = {DataType::kBF16, R, G * Din, Din};
+  grouped.b = {DataType::kBF16, R, Dout, Din * Dout};
+  grouped.d = {DataType::kBF16, R, G * Dout, Dout};
+  grouped.c = grouped.d;
+  grouped.epilogue.bias_batch_stride = Dout;
+  cases.push_back({"bf16_grouped_strided_output", grouped});
+  // One weight broadcast to every batch (stride 0).
+  GemmProblem broadcast = Problem(32, 64, 48, DataType::kF16, DataType::kF16, R, C, R,
+                                  BiasMode::kNone, Activation::kNone);
+  broadcast.batch_count = 4;
+  broadcast.a.batch_stride = 32 * 48;
+  broadcast.b.batch_stride = 0;
+  broadcast.d.batch_stride = 32 * 64;
+  broadcast.c = broadcast.d;
+  cases.push_back({"f16_batched_broadcast_b", broadcast});
+  return cases;
+}
+
+class CublasBackendCaseTest : public ::testing::TestWithParam<NamedProblem> {};
+
+TEST_P(CublasBackendCaseTest, MatchesFloat64Reference) {
+  REQUIRE_DEVICE();
+  const NamedProblem& np = GetParam();
+  Options options;
+  options.allow_tf32 = np.tf32;
+  auto backend = CreateCublasBackend(np.problem, options);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  Case c(np.problem);
+  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
+      << (*backend)->Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Lt, CublasBackendCaseTest, ::testing::ValuesIn(LtCases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(CublasBackendTest, NoDeviceIsFailedPrecondition) {
+  std::string why;
+  if (HasDevice(&why)) GTEST_SKIP() << "a CUDA device is present";
+  auto backend = CreateCublasBackend(
+      Problem(8, 8, 8, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kRowMajor,
+              Layout::kRowMajor, BiasMode::kNone, Activation::kNone),
+      Options());
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(backend.status().message()), HasSubstr("no CUDA device"));
+}
+
+TEST(CublasBackendTest, DescribeNamesTheEpilogue) {
+  REQUIRE_DEVICE();
+  auto backend = CreateCublasBackend(
+      Problem(64, 256, 128, DataType::kF16, DataType::kF16, Layout::kRowMajor,
+              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu),
+      Options());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_THAT((*backend)->Describe(), HasSubstr("cublasLt RELU_BIAS"));
+}
+
+TEST(CublasBackendTest, ElementwiseCasesAreUnimplementedWithoutAFactory) {
+  REQUIRE_DEVICE();
+  auto backend = CreateCublasBackend(
+      Problem(16, 32, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
+              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kGeluErf),
+      Options());
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(backend.status().message()), HasSubstr("gelu_erf"));
+}
+
+// Records what it was made for; does nothing when run.
+class RecordingPass : public ElementwiseEpilogue {
+ public:
+  explicit RecordingPass(int* runs) : runs_(runs) {}
+  absl::Status Run(void* d, const void* bias, CUstream stream) const override {
+    ++*runs_;
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "recording pass"; }
+
+ private:
+  int* runs_;
+};
+
+TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
+  REQUIRE_DEVICE();
+  const GemmProblem p =
+      Problem(16, 32, 64, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerRow, Activation::kSilu);
+  int made = 0, runs = 0;
+  GemmProblem seen;
+  ElementwiseEpilogueFactory factory = [&](const GemmProblem& problem, const Options&)
+      -> absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> {
+    ++made;
+    seen = problem;
+    return std::make_unique<RecordingPass>(&runs);
+  };
+  auto backend = CreateCublasBackend(p, Options(), factory);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(seen.epilogue.activation, Activation::kSilu);
+  EXPECT_THAT((*backend)->Describe(), HasSubstr("recording pass"));
+  Case c(p);
+  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(runs, 1);
+  // The Lt call alone wrote the plain product.
+  EXPECT_LT(c.Error(c.Reference(false)), 2e-3);
+}
+
+TEST(CublasBackendTest, RunsOnSeveralStreamsAndInsideGraphCapture) {
+  REQUIRE_DEVICE();
+  const GemmProblem p =
+      Problem(8, 4096, 4096, DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
+              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu);
+  auto backend = CreateCublasBackend(p, Options());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  Case c(p);
+  const std::vector<double> want = c.Reference(true);
+  cudaStream_t s1, s2;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), cudaSuccess);
+  for (cudaStream_t s : {s1, s2, s1}) {
+    ASSERT_EQ(cudaMemset(c.pointers().d, 0xff, 8 * 4096 * 2), cudaSuccess);  // NaN
+    ASSERT_TRUE((*backend)->Run(c.pointers(), s).ok());
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_LT(c.Error(want), 1e-2);
+  }
+  ASSERT_EQ(cudaMemset(c.pointers().d, 0xff, 8 * 4096 * 2), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s2, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const absl::Status run = (*backend)->Run(c.pointers(), s2);
+  ASSERT_EQ(cudaStreamEndCapture(s2, &graph), cudaSuccess);
+  ASSERT_TRUE(run.ok()) << run;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s2), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
+  EXPECT_LT(c.Error(want), 1e-2);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+}  // namespace
+}  // namespace jitgemm

@@ -1,0 +1,467 @@
+// Checks the problem -> cuBLASLt mapping without a GPU: the fields of
+// specific mappings, and, for every layout / bias / activation / batch
+// combination, that a CPU model of what cublasLtMatmul computes under the
+// mapping (column-major layouts, op_a / op_b, bias along Lt's rows, then the
+// elementwise pass) gives the problem's D exactly.
+#include "tune/cublas_mapping.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jitgemm::tune {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A canonical problem: packed leading dimensions filled in, no batch.
+GemmProblem Canonical(GemmProblem p) {
+  auto fill = [](Operand& op, int64_t rows, int64_t cols) {
+    if (op.ld == 0) op.ld = op.layout == Layout::kRowMajor ? cols : rows;
+  };
+  fill(p.a, p.m, p.k);
+  fill(p.b, p.k, p.n);
+  fill(p.c, p.m, p.n);
+  fill(p.d, p.m, p.n);
+  if (p.epilogue.beta == 0.0f) p.c = p.d;
+  return p;
+}
+
+GemmProblem Gemm(int64_t m, int64_t n, int64_t k, DataType type) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a.type = p.b.type = p.c.type = p.d.type = type;
+  return p;
+}
+
+// y = x W^T + bias, relu: x (M, K) row-major, W (N, K) row-major = B col-major.
+GemmProblem LinearRelu(int64_t m, int64_t n, int64_t k, DataType type) {
+  GemmProblem p = Gemm(m, n, k, type);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kRelu;
+  return Canonical(p);
+}
+
+TEST(CublasMappingTest, RowMajorLinearIsTransposedProductWithNativeBias) {
+  auto map = MapToCublasLt(LinearRelu(8, 2048, 4096, DataType::kBF16), false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_TRUE(map->swapped);
+  EXPECT_EQ(map->m, 2048);
+  EXPECT_EQ(map->n, 8);
+  EXPECT_EQ(map->k, 4096);
+  // Lt's A is W stored as (K x N) column-major, used transposed.
+  EXPECT_TRUE(map->transpose_a);
+  EXPECT_EQ(map->a.rows, 4096);
+  EXPECT_EQ(map->a.cols, 2048);
+  EXPECT_EQ(map->a.ld, 4096);
+  // Lt's B is x^T: x row-major (M x K) is (K x M) column-major, no op.
+  EXPECT_FALSE(map->transpose_b);
+  EXPECT_EQ(map->b.rows, 4096);
+  EXPECT_EQ(map->b.cols, 8);
+  EXPECT_EQ(map->d.rows, 2048);
+  EXPECT_EQ(map->d.cols, 8);
+  EXPECT_EQ(map->d.ld, 2048);
+  EXPECT_EQ(map->epilogue, LtEpilogue::kReluBias);
+  EXPECT_FALSE(map->elementwise_after);
+  EXPECT_EQ(map->compute, LtCompute::k32F);
+  EXPECT_EQ(map->d.type, DataType::kBF16);
+}
+
+TEST(CublasMappingTest, ColumnMajorOutputIsDirectProduct) {
+  GemmProblem p = Gemm(64, 128, 256, DataType::kF16);
+  p.a.layout = Layout::kRowMajor;
+  p.b.layout = Layout::kColMajor;
+  p.d.layout = Layout::kColMajor;
+  p.epilogue.bias = BiasMode::kPerRow;
+  p.epilogue.activation = Activation::kGeluTanh;
+  auto map = MapToCublasLt(Canonical(p), false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_FALSE(map->swapped);
+  EXPECT_EQ(map->m, 64);
+  EXPECT_EQ(map->n, 128);
+  EXPECT_TRUE(map->transpose_a);   // row-major A is A^T column-major
+  EXPECT_FALSE(map->transpose_b);  // column-major B as is
+  EXPECT_EQ(map->a.rows, 256);
+  EXPECT_EQ(map->a.cols, 64);
+  EXPECT_EQ(map->d.rows, 64);
+  EXPECT_EQ(map->epilogue, LtEpilogue::kGeluBias);
+  EXPECT_FALSE(map->elementwise_after);
+}
+
+TEST(CublasMappingTest, BiasOnTheOtherAxisGoesToTheElementwisePass) {
+  GemmProblem p = LinearRelu(16, 256, 128, DataType::kF16);
+  p.epilogue.bias = BiasMode::kPerRow;  // row-major D: Lt's bias runs per column
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->epilogue, LtEpilogue::kDefault);
+  EXPECT_TRUE(map->elementwise_after);
+
+  p.d.layout = Layout::kColMajor;
+  p.d.ld = p.m;
+  p.c = p.d;
+  p.epilogue.bias = BiasMode::kPerColumn;  // column-major D: Lt's bias runs per row
+  map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_TRUE(map->elementwise_after);
+}
+
+TEST(CublasMappingTest, ActivationsWithoutLtEpilogueGoToTheElementwisePass) {
+  for (Activation act : {Activation::kGeluErf, Activation::kSilu}) {
+    GemmProblem p = LinearRelu(4, 64, 32, DataType::kBF16);
+    p.epilogue.activation = act;
+    auto map = MapToCublasLt(p, false);
+    ASSERT_TRUE(map.ok()) << map.status();
+    EXPECT_EQ(map->epilogue, LtEpilogue::kDefault) << ActivationLabel(act);
+    EXPECT_TRUE(map->elementwise_after) << ActivationLabel(act);
+  }
+}
+
+TEST(CublasMappingTest, EpilogueChoiceWithoutBias) {
+  const std::vector<std::pair<Activation, LtEpilogue>> cases = {
+      {Activation::kNone, LtEpilogue::kDefault},
+      {Activation::kRelu, LtEpilogue::kRelu},
+      {Activation::kGeluTanh, LtEpilogue::kGelu},
+  };
+  for (const auto& [act, want] : cases) {
+    GemmProblem p = Gemm(32, 32, 32, DataType::kF16);
+    p.epilogue.activation = act;
+    auto map = MapToCublasLt(Canonical(p), false);
+    ASSERT_TRUE(map.ok()) << map.status();
+    EXPECT_EQ(map->epilogue, want) << ActivationLabel(act);
+    EXPECT_FALSE(map->elementwise_after);
+  }
+  GemmProblem p = Gemm(32, 32, 32, DataType::kF16);
+  p.epilogue.bias = BiasMode::kPerColumn;
+  auto map = MapToCublasLt(Canonical(p), false);
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map->epilogue, LtEpilogue::kBias);
+}
+
+TEST(CublasMappingTest, Tf32OnlyForF32InputsWhenAllowed) {
+  auto f32 = Canonical(Gemm(64, 64, 64, DataType::kF32));
+  EXPECT_EQ(MapToCublasLt(f32, false)->compute, LtCompute::k32F);
+  EXPECT_EQ(MapToCublasLt(f32, true)->compute, LtCompute::k32FFastTf32);
+  auto bf16 = Canonical(Gemm(64, 64, 64, DataType::kBF16));
+  EXPECT_EQ(MapToCublasLt(bf16, true)->compute, LtCompute::k32F);
+}
+
+TEST(CublasMappingTest, HalfInputsMayWriteF32) {
+  for (DataType in : {DataType::kF16, DataType::kBF16}) {
+    GemmProblem p = Gemm(8, 8, 8, in);
+    p.c.type = p.d.type = DataType::kF32;
+    auto map = MapToCublasLt(Canonical(p), false);
+    ASSERT_TRUE(map.ok()) << map.status();
+    EXPECT_EQ(map->a.type, in);
+    EXPECT_EQ(map->d.type, DataType::kF32);
+    EXPECT_EQ(map->c.type, DataType::kF32);
+  }
+}
+
+TEST(CublasMappingTest, TypePairsLtLacksAreUnimplemented) {
+  GemmProblem p = Gemm(8, 8, 8, DataType::kF16);
+  p.c.type = p.d.type = DataType::kBF16;
+  auto map = MapToCublasLt(Canonical(p), false);
+  ASSERT_FALSE(map.ok());
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(map.status().message()), HasSubstr("f16 x f16 -> bf16"));
+
+  p = Gemm(8, 8, 8, DataType::kBF16);
+  p.b.type = DataType::kF16;
+  map = MapToCublasLt(Canonical(p), false);
+  ASSERT_FALSE(map.ok());
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(CublasMappingTest, CMustMatchDOnlyWhenRead) {
+  GemmProblem p = Gemm(8, 8, 8, DataType::kF16);
+  p.epilogue.beta = 1.0f;
+  p.c.type = DataType::kF32;
+  auto map = MapToCublasLt(Canonical(p), false);
+  ASSERT_FALSE(map.ok());
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(map.status().message()), HasSubstr("c.type"));
+
+  p.c.type = DataType::kF16;
+  p.c.layout = Layout::kColMajor;
+  map = MapToCublasLt(Canonical(p), false);
+  ASSERT_FALSE(map.ok());
+  EXPECT_THAT(std::string(map.status().message()), HasSubstr("c.layout"));
+
+  p.epilogue.beta = 0.0f;  // C is not read: no constraint, C describes D
+  GemmProblem q = p;
+  q.c.type = DataType::kF32;
+  map = MapToCublasLt(q, false);  // not canonicalised on purpose
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->c.type, map->d.type);
+  EXPECT_EQ(map->c.ld, map->d.ld);
+}
+
+TEST(CublasMappingTest, GroupedLinearOfSeed001) {
+  // x (B, G, Din) row-major, W (G, Din, Dout), y (B, G, Dout): a batch of G.
+  const int64_t B = 2560, G = 12, Din = 1024, Dout = 3072;
+  GemmProblem p = Gemm(B, Dout, Din, DataType::kBF16);
+  p.batch_count = G;
+  p.a = {DataType::kBF16, Layout::kRowMajor, G * Din, Din};
+  p.b = {DataType::kBF16, Layout::kRowMajor, Dout, Din * Dout};
+  p.d = {DataType::kBF16, Layout::kRowMajor, G * Dout, Dout};
+  p.c = p.d;
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_TRUE(map->swapped);
+  EXPECT_EQ(map->batch_count, G);
+  EXPECT_FALSE(map->transpose_a);  // W row-major (Din x Dout) = (Dout x Din) col-major
+  EXPECT_FALSE(map->transpose_b);
+  EXPECT_EQ(map->a.ld, Dout);
+  EXPECT_EQ(map->a.batch_stride, Din * Dout);
+  EXPECT_EQ(map->b.ld, G * Din);
+  EXPECT_EQ(map->b.batch_stride, Din);
+  EXPECT_EQ(map->d.rows, Dout);
+  EXPECT_EQ(map->d.cols, B);
+  EXPECT_EQ(map->d.ld, G * Dout);
+  EXPECT_EQ(map->d.batch_stride, Dout);
+}
+
+TEST(CublasMappingTest, UnbatchedStridesAreZero) {
+  auto map = MapToCublasLt(LinearRelu(8, 64, 64, DataType::kF16), false);
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map->a.batch_stride, 0);
+  EXPECT_EQ(map->b.batch_stride, 0);
+  EXPECT_EQ(map->c.batch_stride, 0);
+  EXPECT_EQ(map->d.batch_stride, 0);
+  EXPECT_EQ(map->bias_batch_stride, 0);
+}
+
+TEST(CublasMappingTest, WithoutLtEpilogueMovesEverythingToThePass) {
+  GemmProblem p = LinearRelu(8, 64, 64, DataType::kF16);
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok());
+  CublasLtMapping plain = WithoutLtEpilogue(*map, p);
+  EXPECT_EQ(plain.epilogue, LtEpilogue::kDefault);
+  EXPECT_TRUE(plain.elementwise_after);
+  EXPECT_EQ(plain.m, map->m);
+
+  GemmProblem none = Canonical(Gemm(8, 8, 8, DataType::kF16));
+  auto none_map = MapToCublasLt(none, false);
+  ASSERT_TRUE(none_map.ok());
+  EXPECT_FALSE(WithoutLtEpilogue(*none_map, none).elementwise_after);
+}
+
+TEST(CublasMappingTest, DebugStringNamesTheShape) {
+  auto map = MapToCublasLt(LinearRelu(1, 2048, 4096, DataType::kBF16), true);
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(DebugString(*map), "D^T=B^T A^T opA=T opB=N m=2048 n=1 k=4096 batch=1 32F RELU_BIAS");
+  EXPECT_STREQ(LtEpilogueName(LtEpilogue::kGeluBias), "GELU_BIAS");
+}
+
+// ---------------------------------------------------------------------------
+// The CPU model: what cuBLASLt computes under a mapping, and what the problem
+// asks for, on double buffers indexed exactly as the device buffers would be.
+
+double Act(Activation act, double x) {
+  switch (act) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return x > 0 ? x : 0;
+    case Activation::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case Activation::kGeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::kSilu:
+      return x / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
+  const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
+  return batch * stride + (op.layout == Layout::kRowMajor ? r * op.ld + c : r + c * op.ld);
+}
+
+int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
+  return Index(op, batches - 1, rows - 1, cols - 1) + 1;
+}
+
+struct Buffers {
+  std::vector<double> a, b, c, d, bias;
+};
+
+// D as the problem defines it.
+std::vector<double> ProblemReference(const GemmProblem& p, const Buffers& in) {
+  std::vector<double> d = in.d;
+  const auto& e = p.epilogue;
+  for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        double acc = 0;
+        for (int64_t kk = 0; kk < p.k; ++kk) {
+          acc += in.a[Index(p.a, bt, i, kk)] * in.b[Index(p.b, bt, kk, j)];
+        }
+        double v = e.alpha * acc;
+        if (e.beta != 0) v += e.beta * in.c[Index(p.c, bt, i, j)];
+        if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
+        if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
+        d[Index(p.d, bt, i, j)] = Act(e.activation, v);
+      }
+    }
+  }
+  return d;
+}
+
+double LtElement(const LtMatrix& m, const std::vector<double>& buf, int64_t bt, int64_t r,
+                 int64_t c) {
+  return buf[bt * m.batch_stride + r + c * m.ld];
+}
+
+// D as cublasLtMatmul computes it under `map`, then the elementwise pass.
+std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, const Buffers& in) {
+  const std::vector<double>& lt_a = map.swapped ? in.b : in.a;
+  const std::vector<double>& lt_b = map.swapped ? in.a : in.b;
+  std::vector<double> d = in.d;
+  for (int64_t bt = 0; bt < map.batch_count; ++bt) {
+    for (int64_t i = 0; i < map.m; ++i) {
+      for (int64_t j = 0; j < map.n; ++j) {
+        double acc = 0;
+        for (int64_t kk = 0; kk < map.k; ++kk) {
+          const double av = map.transpose_a ? LtElement(map.a, lt_a, bt, kk, i)
+                                            : LtElement(map.a, lt_a, bt, i, kk);
+          const double bv = map.transpose_b ? LtElement(map.b, lt_b, bt, j, kk)
+                                            : LtElement(map.b, lt_b, bt, kk, j);
+          acc += av * bv;
+        }
+        double v = map.alpha * acc;
+        if (map.beta != 0) v += map.beta * LtElement(map.c, in.c, bt, i, j);
+        switch (map.epilogue) {
+          case LtEpilogue::kBias:
+          case LtEpilogue::kReluBias:
+          case LtEpilogue::kGeluBias:
+            v += in.bias[bt * map.bias_batch_stride + i];  // along Lt's rows
+            break;
+          default:
+            break;
+        }
+        switch (map.epilogue) {
+          case LtEpilogue::kRelu:
+          case LtEpilogue::kReluBias:
+            v = Act(Activation::kRelu, v);
+            break;
+          case LtEpilogue::kGelu:
+          case LtEpilogue::kGeluBias:
+            v = Act(Activation::kGeluTanh, v);
+            break;
+          default:
+            break;
+        }
+        d[bt * map.d.batch_stride + i + j * map.d.ld] = v;
+      }
+    }
+  }
+  if (map.elementwise_after) {
+    const auto& e = p.epilogue;
+    for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          double& v = d[Index(p.d, bt, i, j)];
+          if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
+          if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
+          v = Act(e.activation, v);
+        }
+      }
+    }
+  }
+  return d;
+}
+
+using ModelParam = std::tuple<Layout, Layout, Layout, BiasMode, Activation, int, bool>;
+
+class CublasMappingModelTest : public ::testing::TestWithParam<ModelParam> {};
+
+TEST_P(CublasMappingModelTest, LtModelEqualsProblem) {
+  const auto [la, lb, ld_layout, bias, act, batch, with_c] = GetParam();
+  const int64_t m = 5, n = 7, k = 3;
+  GemmProblem p = Gemm(m, n, k, DataType::kF16);
+  p.batch_count = batch;
+  // Padded leading dimensions so that rows and columns cannot be confused.
+  auto make = [](Layout l, int64_t rows, int64_t cols) {
+    Operand op;
+    op.type = DataType::kF16;
+    op.layout = l;
+    op.ld = (l == Layout::kRowMajor ? cols : rows) + 2;
+    return op;
+  };
+  p.a = make(la, m, k);
+  p.b = make(lb, k, n);
+  p.d = make(ld_layout, m, n);
+  p.c = make(ld_layout, m, n);
+  p.c.ld += 1;
+  if (batch > 1) {
+    const int64_t lines_a = la == Layout::kRowMajor ? m : k;
+    const int64_t lines_d = ld_layout == Layout::kRowMajor ? m : n;
+    p.a.batch_stride = lines_a * p.a.ld + 1;
+    p.b.batch_stride = 0;  // one B broadcast to every batch
+    p.c.batch_stride = lines_d * p.c.ld;
+    p.d.batch_stride = lines_d * p.d.ld + 3;
+    p.epilogue.bias_batch_stride = 9;
+  }
+  p.epilogue.alpha = 0.75f;
+  p.epilogue.beta = with_c ? -0.5f : 0.0f;
+  if (!with_c) p.c = p.d;
+  p.epilogue.bias = bias;
+  p.epilogue.activation = act;
+
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  auto random = [&](int64_t size) {
+    std::vector<double> v(size);
+    for (double& x : v) x = dist(rng);
+    return v;
+  };
+  Buffers in;
+  in.a = random(Extent(p.a, batch, m, k));
+  in.b = random(Extent(p.b, batch, k, n));
+  in.c = random(Extent(p.c, batch, m, n));
+  in.d = random(Extent(p.d, batch, m, n));  // untouched elements must stay
+  in.bias = random(9 * (batch - 1) + std::max(m, n));
+
+  const std::vector<double> want = ProblemReference(p, in);
+  const std::vector<double> got = LtModel(p, *map, in);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i << " of D, " << DebugString(*map);
+  }
+  // Lt's descriptors must describe matrices that fit the buffers.
+  EXPECT_GE(map->a.ld, map->a.rows);
+  EXPECT_GE(map->b.ld, map->b.rows);
+  EXPECT_GE(map->c.ld, map->c.rows);
+  EXPECT_GE(map->d.ld, map->d.rows);
+  EXPECT_EQ(map->transpose_a ? map->a.cols : map->a.rows, map->m);
+  EXPECT_EQ(map->transpose_b ? map->b.rows : map->b.cols, map->n);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllShapes, CublasMappingModelTest,
+    ::testing::Combine(::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(BiasMode::kNone, BiasMode::kPerColumn,
+                                         BiasMode::kPerRow),
+                       ::testing::Values(Activation::kNone, Activation::kRelu,
+                                         Activation::kGeluTanh, Activation::kGeluErf,
+                                         Activation::kSilu),
+                       ::testing::Values(1, 3), ::testing::Bool()));
+
+}  // namespace
+}  // namespace jitgemm::tune

@@ -1,0 +1,89 @@
+// The cuBLASLt backend: serves a plan with one cublasLtMatmul call, using
+// Lt's own epilogue (BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS) where the
+// problem's epilogue maps onto one, and otherwise the plain product followed
+// by one fused elementwise pass (bias + activation) made by an
+// ElementwiseEpilogueFactory.
+//
+//   absl::StatusOr<std::unique_ptr<Backend>> backend =
+//       CreateCublasBackend(problem, options, MakeJitElementwiseEpilogue);
+//   if (!backend.ok()) return backend.status();
+//   JITGEMM_RETURN_IF_ERROR((*backend)->Run(pointers, stream));
+//
+// All slow work happens in CreateCublasBackend: the per-device cuBLASLt handle
+// (created once per device for the whole process), descriptors, the
+// algorithm heuristic, and a 32 MiB workspace owned by the backend. Run only
+// calls cublasLtMatmul (and the elementwise pass): no allocation, no
+// synchronisation, so it may run inside CUDA graph capture.
+//
+// Workspace and streams: the first stream that runs a backend owns its
+// workspace and gets the heuristic's best algorithm; runs on any other stream
+// use the best algorithm that needs no workspace, so concurrent runs on
+// different streams never share scratch memory. A graph captured on the owner
+// stream uses the workspace when it replays; do not replay it concurrently
+// with other work of the same backend.
+//
+// Thread safety: Run is const and may be called from many threads at once.
+#ifndef JITGEMM_TUNE_CUBLAS_BACKEND_H_
+#define JITGEMM_TUNE_CUBLAS_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/src/backend.h"
+#include "jitgemm/options.h"
+#include "jitgemm/plan.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm {
+
+// The elementwise pass that completes a cuBLAS product whose epilogue Lt
+// cannot do: for every batch b, row i and column j of the problem's D,
+//
+//   D[b][i][j] = act(D[b][i][j] + bias[b][i or j])
+//
+// with the problem's bias mode, bias_batch_stride and activation, computed in
+// fp32 and stored in D's type. alpha, beta and C are already applied.
+//
+// Thread safety: Run is const, may be called concurrently and must obey the
+// Backend::Run rules (no allocation, no sync, capture-safe).
+class ElementwiseEpilogue {
+ public:
+  virtual ~ElementwiseEpilogue() = default;
+  // `bias` is null when the problem has no bias.
+  virtual absl::Status Run(void* d, const void* bias, CUstream stream) const = 0;
+  // e.g. "jit elementwise_bf16_bias_row_gelu_erf".
+  virtual std::string Describe() const = 0;
+};
+
+// Makes the elementwise pass for a canonical, valid problem (of which only
+// m, n, batch_count, d and epilogue.bias / bias_batch_stride / activation
+// matter). Called from CreateCublasBackend, never from Run.
+using ElementwiseEpilogueFactory =
+    std::function<absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>>(
+        const GemmProblem& problem, const Options& options)>;
+
+// The factory used when none is given: returns Unimplemented (the JIT
+// elementwise family is not wired in yet).
+absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpilogue(
+    const GemmProblem& problem, const Options& options);
+
+// Creates the cuBLASLt backend for a canonical, valid problem on the current
+// device. Errors: FailedPrecondition when there is no usable CUDA device or
+// driver; Unimplemented when cuBLASLt has no kernel for the type combination
+// or the elementwise pass cannot be made; Internal for other cuBLAS / CUDA
+// failures. `options.allow_tf32` selects CUBLAS_COMPUTE_32F_FAST_TF32 for f32
+// inputs; `options.pointer_alignment` bounds the alignment Lt may assume.
+absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
+    const GemmProblem& problem, const Options& options,
+    const ElementwiseEpilogueFactory& elementwise);
+
+// Same, with UnimplementedElementwiseEpilogue.
+absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(const GemmProblem& problem,
+                                                             const Options& options);
+
+}  // namespace jitgemm
+
+#endif  // JITGEMM_TUNE_CUBLAS_BACKEND_H_

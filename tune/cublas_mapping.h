@@ -1,0 +1,108 @@
+// How a GemmProblem is expressed as one cuBLASLt matmul: which operand is
+// Lt's A and which its B, their transposes and column-major layouts, the
+// compute type, and which of the problem's epilogue Lt can do itself.
+//
+// cuBLASLt (as used here) sees every matrix as column-major. A problem whose
+// D is row-major is computed as the transposed product
+//
+//   D^T (N x M, column-major == D row-major) = B^T A^T,
+//
+// so Lt's A is the problem's B and Lt's B the problem's A ("swapped"). Lt's
+// bias epilogue adds a vector along the rows of its (column-major) D, one
+// value per row: after the swap that is the problem's per-column bias (the
+// nn.Linear bias); without it, the per-row bias. A bias on the other axis, and
+// activations Lt has no epilogue for (gelu_erf, silu), are left to an
+// elementwise pass that runs after the Lt call (`elementwise_after`).
+//
+// This file is pure logic (no CUDA header, no GPU): the backend turns the
+// mapping into Lt descriptors and the tests check it on the CPU.
+//
+// Thread safety: plain functions and value types.
+#ifndef JITGEMM_TUNE_CUBLAS_MAPPING_H_
+#define JITGEMM_TUNE_CUBLAS_MAPPING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::tune {
+
+// cuBLASLt epilogues used by the backend, named as in cublasLt.h
+// (CUBLASLT_EPILOGUE_*). kGelu is the tanh approximation.
+enum class LtEpilogue : int { kDefault, kRelu, kBias, kReluBias, kGelu, kGeluBias };
+
+// Lt compute types: CUBLAS_COMPUTE_32F and CUBLAS_COMPUTE_32F_FAST_TF32.
+enum class LtCompute : int { k32F, k32FFastTf32 };
+
+// One matrix as Lt stores it: column-major, `rows` x `cols` before any
+// transpose, `ld` >= rows, `batch_stride` in elements (0 when not batched,
+// and 0 also broadcasts one matrix to every batch).
+struct LtMatrix {
+  DataType type = DataType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  int64_t batch_stride = 0;
+};
+
+// Lt computes, for each of `batch_count` batches,
+//   D_lt (m x n) = epilogue(alpha * op_a(A_lt) op_b(B_lt) + beta * C_lt [+ bias])
+// with op_a(A_lt) m x k and op_b(B_lt) k x n.
+struct CublasLtMapping {
+  // true: Lt computes D^T = B^T A^T; Lt's A is the problem's B, Lt's B the
+  // problem's A, and Lt's m/n are the problem's n/m.
+  bool swapped = false;
+  bool transpose_a = false;  // op_a is a transpose (CUBLAS_OP_T)
+  bool transpose_b = false;  // op_b is a transpose
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch_count = 1;
+  LtMatrix a;  // Lt's A, as stored
+  LtMatrix b;  // Lt's B, as stored
+  LtMatrix c;  // same shape and order as d; describes d itself when beta == 0
+  LtMatrix d;
+  LtCompute compute = LtCompute::k32F;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  LtEpilogue epilogue = LtEpilogue::kDefault;
+  // Elements between the bias vectors of consecutive batches (Lt's
+  // CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE); meaningful only with a bias epilogue.
+  int64_t bias_batch_stride = 0;
+  // true: the Lt call leaves alpha * A B + beta * C in D, and an elementwise
+  // pass must then apply the problem's bias and activation to D.
+  bool elementwise_after = false;
+};
+
+// Maps a canonical, valid problem (see Canonicalize / ValidateProblem) to one
+// cuBLASLt matmul. `allow_tf32` selects CUBLAS_COMPUTE_32F_FAST_TF32 for f32
+// inputs. Returns Unimplemented for what cuBLASLt cannot compute: an input /
+// output type pair it has no kernel for (f16 inputs with bf16 output and the
+// reverse), C of another type or storage order than D (when beta != 0).
+absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& problem, bool allow_tf32);
+
+// The same product with no Lt epilogue: bias and activation move to the
+// elementwise pass. The backend uses it when Lt finds no algorithm for the
+// fused epilogue. A mapping without bias or activation is returned unchanged.
+CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProblem& problem);
+
+// True when the problem's bias lies along Lt's bias axis under `swapped`.
+bool BiasFitsLtAxis(BiasMode bias, bool swapped);
+
+// Names and sizes for messages, kept here so that tune/ links without api/:
+// "f32" / "f16" / "bf16", 4 / 2 / 2 bytes, "relu", "gelu_erf", ...
+const char* TypeName(DataType type);
+int TypeBytes(DataType type);
+const char* ActivationLabel(Activation act);
+
+// "DEFAULT", "RELU", "BIAS", "RELU_BIAS", "GELU", "GELU_BIAS".
+const char* LtEpilogueName(LtEpilogue epilogue);
+
+// e.g. "D^T=B^T A^T opA=N opB=T m=2048 n=1 k=4096 batch=1 32F RELU_BIAS".
+std::string DebugString(const CublasLtMapping& mapping);
+
+}  // namespace jitgemm::tune
+
+#endif  // JITGEMM_TUNE_CUBLAS_MAPPING_H_
