@@ -1,0 +1,328 @@
+#include "cache/disk_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cache/file_lock.h"
+#include "cache/layout.h"
+#include "cache/log.h"
+
+namespace jitgemm::cache {
+namespace {
+
+constexpr EntryKind kAllKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
+
+std::string FlightKey(const CacheKey& key, EntryKind kind) {
+  // The full text, not the hash: threads never share a result across texts,
+  // even under a hash collision.
+  return absl::StrCat(static_cast<int>(kind), ":", key.text);
+}
+
+}  // namespace
+
+DiskCache::DiskCache(CacheSettings settings, Env* env) : env_(env), settings_(std::move(settings)) {
+  root_ = settings_.root.empty() ? DefaultCacheRoot(GetProcessEnv) : settings_.root;
+}
+
+std::shared_ptr<DiskCache> DiskCache::Open(CacheSettings settings, Env* env) {
+  std::shared_ptr<DiskCache> cache(new DiskCache(std::move(settings), env));
+  cache->CheckRoots();
+  return cache;
+}
+
+std::shared_ptr<DiskCache> DiskCache::Default() {
+  // Leaked on purpose: kernels may be looked up from static destructors.
+  static const std::shared_ptr<DiskCache>* const cache =
+      new std::shared_ptr<DiskCache>(Open(CacheSettings::FromEnvironment()));
+  return *cache;
+}
+
+bool DiskCache::TrustedDirectory(const std::string& dir, bool writable_root, std::string* why) {
+  absl::StatusOr<FileInfo> info = env_->Stat(dir);
+  if (absl::IsNotFound(info.status())) return true;  // created by us later
+  if (!info.ok()) {
+    *why = info.status().ToString();
+    return false;
+  }
+  if (!info->is_directory) {
+    *why = absl::StrCat("'", dir, "' is not a directory");
+    return false;
+  }
+  // Anyone who can write entries can make every process that reads them run
+  // their GPU code. Group write stays allowed: distributions with per-user
+  // groups default to umask 002, and a team may share a cache on purpose.
+  if (info->mode & S_IWOTH) {
+    *why = absl::StrFormat("'%s' is writable by every user (mode %04o)", dir, info->mode);
+    return false;
+  }
+  uid_t me = ::geteuid();
+  if (writable_root && info->uid != me && info->uid != 0) {
+    *why = absl::StrFormat("'%s' belongs to uid %d, not to this user (uid %d)", dir, info->uid, me);
+    return false;
+  }
+  return true;
+}
+
+void DiskCache::CheckRoots() {
+  for (const std::string& problem : settings_.problems) LogCacheWarning(problem);
+  if (settings_.mode == CacheMode::kOff) return;
+
+  for (const std::string& ro : settings_.readonly_roots) {
+    std::string why;
+    absl::StatusOr<FileInfo> info = env_->Stat(ro);
+    if (!info.ok()) {
+      why = info.status().ToString();
+    } else if (!info->is_directory) {
+      why = absl::StrCat("'", ro, "' is not a directory");
+    } else {
+      bool trusted = TrustedDirectory(ro, false, &why);
+      for (EntryKind kind : kAllKinds) {
+        trusted = trusted && TrustedDirectory(KindDir(ro, kind), false, &why);
+      }
+      if (trusted) {
+        readonly_roots_.push_back(ro);
+        continue;
+      }
+    }
+    LogCacheWarning(absl::StrCat("ignoring read-only cache root '", ro, "': ", why));
+  }
+  const CacheMode fallback = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
+  mode_ = fallback;
+
+  auto unusable = [&](absl::string_view why) {
+    LogCacheWarning(absl::StrCat(
+        "cannot use cache directory '", root_, "': ", why,
+        ". Kernels will be compiled in memory and not kept for other processes. Point "
+        "JITGEMM_CACHE_DIR at a directory only you can write, or set JITGEMM_CACHE=off."));
+  };
+  if (root_.empty()) {
+    unusable("no directory (JITGEMM_CACHE_DIR, XDG_CACHE_HOME and HOME are all unset)");
+    return;
+  }
+  absl::StatusOr<FileInfo> info = env_->Stat(root_);
+  if (absl::IsNotFound(info.status())) {
+    if (settings_.mode == CacheMode::kReadOnly) return;  // nothing to read, nothing to report
+    absl::Status made = env_->CreateDirs(root_);
+    if (!made.ok()) return unusable(absl::StrCat("it cannot be created (", made.message(), ")"));
+  } else if (!info.ok()) {
+    return unusable(info.status().message());
+  } else if (!info->is_directory) {
+    return unusable("it exists and is not a directory");
+  }
+  std::string why;
+  if (!TrustedDirectory(root_, true, &why) || !TrustedDirectory(LayoutRoot(root_), true, &why) ||
+      !TrustedDirectory(KindDir(root_, EntryKind::kCubin), true, &why) ||
+      !TrustedDirectory(KindDir(root_, EntryKind::kTuningRecord), true, &why)) {
+    return unusable(why);
+  }
+  root_readable_ = true;
+  mode_ = CacheMode::kReadOnly;
+  if (settings_.mode == CacheMode::kReadOnly) return;
+
+  absl::Status made = absl::OkStatus();
+  for (EntryKind kind : kAllKinds) {
+    if (made.ok()) made = env_->CreateDirs(KindDir(root_, kind));
+    if (made.ok() && !env_->IsWritableDir(KindDir(root_, kind))) {
+      made = absl::PermissionDeniedError(absl::StrCat("'", KindDir(root_, kind), "' is read-only"));
+    }
+  }
+  if (!made.ok()) {
+    LogCacheWarning(absl::StrCat("cache directory '", root_, "' cannot be written (",
+                                 made.message(),
+                                 "); using its entries read-only and compiling misses in memory"));
+    return;
+  }
+  // A lock directory that cannot be made only costs duplicate compiles; the
+  // first GetOrCreate reports it.
+  env_->CreateDirs(LockDir(root_)).IgnoreError();
+  mode_ = CacheMode::kReadWrite;
+}
+
+CacheCounters DiskCache::counters() const {
+  CacheCounters c;
+  c.hits = hits_.load();
+  c.misses = misses_.load();
+  c.shared = shared_.load();
+  c.compiles = compiles_.load();
+  c.stores = stores_.load();
+  c.corrupt = corrupt_.load();
+  c.evictions = evictions_.load();
+  c.lock_waits = lock_waits_.load();
+  c.store_failures = store_failures_.load();
+  return c;
+}
+
+void DiskCache::WarnOnce(std::atomic<bool>* flag, absl::string_view message) {
+  if (!flag->exchange(true)) LogCacheWarning(message);
+}
+
+std::optional<std::string> DiskCache::Lookup(const CacheKey& key, EntryKind kind) {
+  std::optional<std::string> found = Find(key, kind);
+  (found ? hits_ : misses_).fetch_add(1);
+  return found;
+}
+
+std::optional<std::string> DiskCache::Find(const CacheKey& key, EntryKind kind) {
+  if (mode_ == CacheMode::kOff) return std::nullopt;
+  for (const std::string& ro : readonly_roots_) {
+    if (std::optional<std::string> found = ReadTier(ro, false, key, kind)) return found;
+  }
+  if (!root_readable_) return std::nullopt;
+  return ReadTier(root_, mode_ == CacheMode::kReadWrite, key, kind);
+}
+
+std::optional<std::string> DiskCache::ReadTier(const std::string& root, bool writable,
+                                               const CacheKey& key, EntryKind kind) {
+  const std::string path = EntryPath(root, kind, key);
+  absl::StatusOr<std::string> bytes = env_->ReadFile(path, kMaxEntryFileBytes);
+  absl::StatusOr<std::string> payload = bytes.status();
+  if (bytes.ok()) {
+    payload = DecodeEntry(*bytes, key, kind);
+  } else if (!absl::IsOutOfRange(bytes.status()) && !absl::IsFailedPrecondition(bytes.status())) {
+    // Absent (or evicted a moment ago), or unreadable for a reason that is
+    // not the entry's fault: a plain miss.
+    return std::nullopt;
+  }
+  if (!payload.ok()) {
+    corrupt_.fetch_add(1);
+    WarnOnce(&corrupt_warned_,
+             absl::StrCat("rejected cache entry '", path, "' (", payload.status().message(),
+                          "); it is treated as a miss", writable ? " and replaced" : ""));
+    // Removing it lets the rebuilt entry take its place. Another process may
+    // have replaced it with a good one since we read it; losing that costs
+    // one compile, never a wrong result.
+    if (writable) env_->RemoveFile(path).IgnoreError();
+    return std::nullopt;
+  }
+  // The mtime is the LRU clock for Prune.
+  if (writable) env_->SetModTime(path, env_->Now()).IgnoreError();
+  return std::move(payload).value();
+}
+
+void DiskCache::Store(const CacheKey& key, EntryKind kind, std::string_view payload) {
+  if (mode_ != CacheMode::kReadWrite) return;
+  absl::StatusOr<uint64_t> written = Publish(key, kind, payload);
+  if (written.ok()) {
+    if (*written > 0) {
+      stores_.fetch_add(1);
+      AfterStore(*written);
+    }
+    return;
+  }
+  store_failures_.fetch_add(1);
+  WarnOnce(&store_warned_,
+           absl::StrCat("could not store a cache entry under '", root_, "' (",
+                        written.status().message(),
+                        "); continuing without it. Later store failures are only counted."));
+}
+
+absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
+                                            std::string_view payload) {
+  const std::string bytes = EncodeEntry(key, kind, payload);
+  const std::string dir = ShardDir(root_, kind, key);
+  const std::string path = EntryPath(root_, kind, key);
+  absl::Status status = env_->CreateDirs(dir);
+  if (!status.ok()) return status;
+  const std::string temp = TempPath(root_, kind, key, env_->ProcessId(), env_->RandomBits());
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(temp);
+  if (!file.ok()) return file.status();
+  status = (*file)->Append(bytes);
+  // fsync before rename: otherwise a power cut can publish the name of a file
+  // whose data never reached the disk.
+  if (status.ok()) status = (*file)->Sync();
+  absl::Status closed = (*file)->Close();
+  if (status.ok()) status = closed;
+  if (status.ok()) {
+    status = env_->RenameFile(temp, path);
+    if (!status.ok()) {
+      // EXDEV / EBUSY and the like: if another writer's entry is in place
+      // and sound, the goal is met.
+      absl::StatusOr<std::string> existing = env_->ReadFile(path, kMaxEntryFileBytes);
+      if (existing.ok() && DecodeEntry(*existing, key, kind).ok()) {
+        env_->RemoveFile(temp).IgnoreError();
+        return 0;
+      }
+    }
+  }
+  if (!status.ok()) {
+    env_->RemoveFile(temp).IgnoreError();
+    return status;
+  }
+  // Make the rename itself durable; failure here leaves a valid entry that a
+  // power cut might undo, which is only a future miss.
+  env_->SyncDir(dir).IgnoreError();
+  return bytes.size();
+}
+
+absl::StatusOr<std::unique_ptr<FileLock>> DiskCache::LockKey(const CacheKey& key,
+                                                             EntryKind kind) {
+  const std::string path = LockPath(root_, kind, key);
+  bool waited = false;
+  absl::StatusOr<std::unique_ptr<FileLock>> lock =
+      AcquireFileLock(env_, path, settings_.lock_timeout, &waited);
+  if (absl::IsNotFound(lock.status())) {
+    // The lock directory was removed under us (rm -rf of the cache): remake
+    // it once.
+    if (env_->CreateDirs(LockDir(root_)).ok()) {
+      lock = AcquireFileLock(env_, path, settings_.lock_timeout, &waited);
+    }
+  }
+  if (waited) lock_waits_.fetch_add(1);
+  if (absl::IsDeadlineExceeded(lock.status())) {
+    WarnOnce(&lock_timeout_warned_,
+             absl::StrCat("another process has held the lock on a cache entry for more than ",
+                          absl::FormatDuration(settings_.lock_timeout),
+                          "; compiling the same kernel here as well"));
+  } else if (!lock.ok()) {
+    WarnOnce(&lock_warned_,
+             absl::StrCat("cannot lock cache entries under '", LockDir(root_), "' (",
+                          lock.status().message(),
+                          "); concurrent processes may compile the same kernel more than once"));
+  }
+  return lock;
+}
+
+absl::StatusOr<std::string> DiskCache::CreateLocked(
+    const CacheKey& key, EntryKind kind, absl::FunctionRef<absl::StatusOr<std::string>()> create,
+    bool* from_disk) {
+  std::unique_ptr<FileLock> lock;
+  if (mode_ == CacheMode::kReadWrite) {
+    absl::StatusOr<std::unique_ptr<FileLock>> locked = LockKey(key, kind);
+    if (locked.ok()) lock = std::move(locked).value();
+    // Whoever held the lock, or raced us to it, may have published by now.
+    if (std::optional<std::string> found = Find(key, kind)) {
+      *from_disk = true;
+      return std::move(found).value();
+    }
+  }
+  compiles_.fetch_add(1);
+  absl::StatusOr<std::string> created = create();
+  // Stored while the lock is still held, so a waiter that takes it next finds
+  // the entry instead of compiling again.
+  if (created.ok()) Store(key, kind, *created);
+  return created;
+}
+
+absl::StatusOr<std::string> DiskCache::GetOrCreate(
+    const CacheKey& key, EntryKind kind, absl::FunctionRef<absl::StatusOr<std::string>()> create) {
+  if (std::optional<std::string> found = Find(key, kind)) {
+    hits_.fetch_add(1);
+    return std::move(found).value();
+  }
+  bool shared = false;
+  bool from_disk = false;
+  absl::StatusOr<std::string> result = flights_.Do(
+      FlightKey(key, kind), [&] { return CreateLocked(key, kind, create, &from_disk); }, &shared);
+  if (shared) {
+    shared_.fetch_add(1);
+  } else {
+    (from_disk ? hits_ : misses_).fetch_add(1);
+  }
+  return result;
+}
+
+}  // namespace jitgemm::cache

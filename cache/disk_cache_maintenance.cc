@@ -1,0 +1,183 @@
+// DiskCache's whole-directory operations: eviction, temp-file cleanup, usage
+// and verification. They walk the writable root and touch no in-flight state.
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "cache/disk_cache.h"
+#include "cache/layout.h"
+
+namespace jitgemm::cache {
+namespace {
+
+constexpr EntryKind kAllKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
+
+bool IsShardName(absl::string_view name) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  return name.size() == 2 && hex(name[0]) && hex(name[1]);
+}
+
+// Calls `visit(kind, shard_dir, names)` for every shard directory.
+template <class Visit>
+absl::Status ForEachShard(Env* env, const std::string& root, Visit visit) {
+  for (EntryKind kind : kAllKinds) {
+    const std::string kind_dir = KindDir(root, kind);
+    absl::StatusOr<std::vector<std::string>> shards = env->ListDir(kind_dir);
+    if (absl::IsNotFound(shards.status())) continue;
+    if (!shards.ok()) return shards.status();
+    for (const std::string& shard : *shards) {
+      if (!IsShardName(shard)) continue;
+      const std::string dir = JoinPath(kind_dir, shard);
+      absl::StatusOr<std::vector<std::string>> names = env->ListDir(dir);
+      if (absl::IsNotFound(names.status())) continue;
+      if (!names.ok()) return names.status();
+      visit(kind, dir, *names);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<DiskCache::EntryFile>> DiskCache::ListEntries() {
+  if (!root_readable_) {
+    return absl::FailedPreconditionError(absl::StrCat("no usable cache root ('", root_, "')"));
+  }
+  std::vector<EntryFile> entries;
+  absl::Status walked = ForEachShard(
+      env_, root_,
+      [&](EntryKind kind, const std::string& dir, const std::vector<std::string>& names) {
+        for (const std::string& name : names) {
+          if (!IsEntryFileName(name)) continue;
+          std::string path = JoinPath(dir, name);
+          absl::StatusOr<FileInfo> info = env_->Stat(path);
+          // Gone already (evicted or replaced by another process): skip.
+          if (!info.ok() || !info->is_regular) continue;
+          entries.push_back(EntryFile{kind, name, std::move(path), info->size, info->mtime});
+        }
+      });
+  if (!walked.ok()) return walked;
+  return entries;
+}
+
+absl::StatusOr<CacheUsage> DiskCache::Usage() {
+  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  if (!entries.ok()) return entries.status();
+  CacheUsage usage;
+  for (const EntryFile& e : *entries) {
+    ++usage.entries;
+    usage.bytes += e.size;
+  }
+  return usage;
+}
+
+absl::Status DiskCache::Prune(uint64_t max_bytes) {
+  absl::MutexLock lock(&prune_mu_);
+  return PruneLocked(max_bytes);
+}
+
+absl::Status DiskCache::PruneLocked(uint64_t max_bytes) {
+  if (mode_ != CacheMode::kReadWrite) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache '", root_, "' is ", CacheModeName(mode_), ", not readwrite"));
+  }
+  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  if (!entries.ok()) return entries.status();
+  uint64_t total = 0;
+  for (const EntryFile& e : *entries) total += e.size;
+  // Oldest first; the path breaks ties so the order is the same every time.
+  std::sort(entries->begin(), entries->end(), [](const EntryFile& a, const EntryFile& b) {
+    return std::tie(a.mtime, a.path) < std::tie(b.mtime, b.path);
+  });
+  absl::Status first_error = absl::OkStatus();
+  for (const EntryFile& e : *entries) {
+    if (total <= max_bytes) break;
+    absl::Status removed = env_->RemoveFile(e.path);
+    if (removed.ok()) {
+      evictions_.fetch_add(1);
+    } else if (!absl::IsNotFound(removed)) {
+      if (first_error.ok()) first_error = removed;
+      continue;
+    }
+    total -= e.size;
+  }
+  usage_bytes_ = total;
+  usage_known_ = true;
+  if (total > max_bytes && !first_error.ok()) return first_error;
+  return absl::OkStatus();
+}
+
+void DiskCache::AfterStore(uint64_t bytes) {
+  absl::MutexLock lock(&prune_mu_);
+  if (!usage_known_) {
+    // One walk per process, at its first store, instead of one at Open:
+    // processes that only read never pay for it. The walk already sees the
+    // entry just stored.
+    absl::StatusOr<CacheUsage> usage = Usage();
+    if (!usage.ok()) return;
+    usage_bytes_ = usage->bytes;
+    usage_known_ = true;
+  } else {
+    usage_bytes_ += bytes;
+  }
+  if (usage_bytes_ <= settings_.max_bytes) return;
+  // Prune below the cap (to 90%), so the next few stores do not each walk
+  // the whole cache again.
+  PruneLocked(settings_.max_bytes - settings_.max_bytes / 10).IgnoreError();
+}
+
+void DiskCache::CleanTempFiles(absl::Duration older_than) {
+  if (mode_ != CacheMode::kReadWrite) return;
+  const absl::Time cutoff = env_->Now() - older_than;
+  auto old_enough = [&](const std::string& path) {
+    absl::StatusOr<FileInfo> info = env_->Stat(path);
+    return info.ok() && info->is_regular && info->mtime < cutoff;
+  };
+  ForEachShard(env_, root_,
+               [&](EntryKind, const std::string& dir, const std::vector<std::string>& names) {
+                 for (const std::string& name : names) {
+                   if (!IsTempFileName(name)) continue;
+                   std::string path = JoinPath(dir, name);
+                   if (old_enough(path)) env_->RemoveFile(path).IgnoreError();
+                 }
+               })
+      .IgnoreError();
+  absl::StatusOr<std::vector<std::string>> locks = env_->ListDir(LockDir(root_));
+  if (!locks.ok()) return;
+  for (const std::string& name : *locks) {
+    if (!IsLockFileName(name)) continue;
+    std::string path = JoinPath(LockDir(root_), name);
+    if (!old_enough(path)) continue;
+    // Only a lock nobody holds is removed, and by taking it: releasing a
+    // lock (here, destroying it at once) unlinks its file, which is safe
+    // against every other locker. A held lock fails to lock and stays.
+    env_->TryLockFile(path).IgnoreError();
+  }
+}
+
+absl::StatusOr<VerifyReport> DiskCache::Verify(bool remove_corrupt) {
+  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  if (!entries.ok()) return entries.status();
+  VerifyReport report;
+  for (const EntryFile& e : *entries) {
+    ++report.entries;
+    absl::StatusOr<std::string> bytes = env_->ReadFile(e.path, kMaxEntryFileBytes);
+    if (absl::IsNotFound(bytes.status())) continue;
+    bool ok = false;
+    if (bytes.ok()) {
+      absl::StatusOr<EntryView> view = ParseEntry(*bytes);
+      // The file must be where its own key text says it belongs.
+      ok = view.ok() && view->kind == e.kind &&
+           MakeCacheKey(std::string(view->key_text)).Hex() + kEntrySuffix == e.name;
+    }
+    if (ok) {
+      ++report.valid;
+      continue;
+    }
+    report.corrupt.push_back(e.path);
+    if (remove_corrupt && mode_ == CacheMode::kReadWrite) env_->RemoveFile(e.path).IgnoreError();
+  }
+  return report;
+}
+
+}  // namespace jitgemm::cache
