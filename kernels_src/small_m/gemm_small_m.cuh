@@ -1,0 +1,464 @@
+// Small-M GEMM (decode-time linear y = x W^T, M <= 64): the weight operand B
+// is streamed from DRAM once, at memory speed; the activations A stay on chip.
+//
+// Problem: D = act(alpha * A B + beta * C + bias) with A (M x K) any layout,
+// B (K x N) column-major (nn.Linear's (N, K) row-major weight, ldb >= K), one
+// 16-bit type (bf16 or fp16) for A and B, fp32 accumulation.
+//
+// Work split (all compile-time):
+//   * K is cut into 32-wide chunks. A CTA owns kBlockN columns of B (rows of
+//     W) and a contiguous slice of kCC = ceil(chunks / kSplitK) chunks;
+//     blockIdx = (n tile, K slice, batch).
+//   * The CTA's warps form a kWarpsN x kWarpsK grid (kWarpsK is the spec's
+//     kWarpsM): warp (wn, wk) owns 16 * kR rows of W (kR = kBlockN / (16 *
+//     kWarpsN)) and kCW = ceil(kCC / kWarpsK) chunks of the slice.
+//   * Per chunk, thread (g = lane / 4, t = lane % 4) loads 16 bytes of W row
+//     g and of row g + 8 at k = 32 c + 8 t: exactly the A fragments of two
+//     m16n8k16 tensor-core products once k is permuted inside the chunk (the
+//     same permutation is applied to x, so the sum is unchanged). W goes from
+//     DRAM to registers with no shared memory; kStages chunks are in flight.
+//   * x for the slice (kBlockM rows, M padded to a multiple of 8 with zeros) is
+//     copied once into shared memory in fragment order, so each product's B
+//     fragment is one conflict-free 16-byte shared load per thread.
+//   * The CTA reduces its warps' accumulators in shared memory. With kSplitK
+//     > 1, every CTA writes its fp32 partial tile to args.workspace and bumps
+//     the tile's arrival counter; the last CTA to arrive sums the partials,
+//     applies the epilogue, stores D and resets the counter to zero, so the
+//     workspace is clean for the next launch and for graph replays.
+//
+// Workspace (kSplitK > 1): kCounterBytes of uint32 counters (one per n tile
+// and batch, rounded up to 256 bytes), then kTiles * kSplitK * kBlockM *
+// kBlockN floats of partials. The plan zeroes it once.
+//
+// Programmatic dependent launch (kPdl): the kernel lets its dependents launch
+// at once, prefetches the start of its weight slice into L2 (coherent, so
+// legal before the wait), and only then waits for the grid it depends on;
+// every global load into registers or shared memory and every store follows
+// the wait.
+//
+// Any K and any alignment: chunks past K are zero-filled; B rows that are only
+// 8/4/2-byte aligned use narrower loads (slower, still correct).
+#pragma once
+
+#include "jitgemm/common/args.cuh"
+#include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/types.cuh"
+#include "jitgemm/small_m/ptx.cuh"
+
+namespace jitgemm {
+namespace small_m {
+
+template <class...>
+struct MakeVoid {
+  using type = void;
+};
+
+// Optional spec knobs (the host family writes them; defaults when absent).
+//   kSmallMLoadHint: 0, 128 or 256 (L2 fetch size hint on weight loads)
+//   kSmallMEvictFirst: weight lines leave L2 first
+//   kSmallMPrefetchChunks: chunks per warp prefetched into L2 under PDL (-1: auto)
+//   kSmallMMinBlocks: the __launch_bounds__ minimum of CTAs per SM
+template <class S, class = void>
+struct LoadHintOf {
+  static constexpr int value = 0;
+};
+template <class S>
+struct LoadHintOf<S, typename MakeVoid<decltype(S::kSmallMLoadHint)>::type> {
+  static constexpr int value = S::kSmallMLoadHint;
+};
+template <class S, class = void>
+struct EvictFirstOf {
+  static constexpr bool value = false;
+};
+template <class S>
+struct EvictFirstOf<S, typename MakeVoid<decltype(S::kSmallMEvictFirst)>::type> {
+  static constexpr bool value = S::kSmallMEvictFirst;
+};
+template <class S, class = void>
+struct PrefetchChunksOf {
+  static constexpr int value = -1;
+};
+template <class S>
+struct PrefetchChunksOf<S, typename MakeVoid<decltype(S::kSmallMPrefetchChunks)>::type> {
+  static constexpr int value = S::kSmallMPrefetchChunks;
+};
+template <class S, class = void>
+struct MinBlocksOf {
+  static constexpr int value = 1;
+};
+template <class S>
+struct MinBlocksOf<S, typename MakeVoid<decltype(S::kSmallMMinBlocks)>::type> {
+  static constexpr int value = S::kSmallMMinBlocks;
+};
+
+__host__ __device__ constexpr int CMax(int a, int b) { return a > b ? a : b; }
+__host__ __device__ constexpr int CMin(int a, int b) { return a < b ? a : b; }
+
+// Derived compile-time shape. jit/families/small_m.cc mirrors kSmemBytes,
+// kCounterBytes and the workspace size: keep them in step.
+template <class S>
+struct Traits {
+  using T = typename S::ElementB;
+  static constexpr int kMP = S::kBlockM;  // rows of x kept on chip (multiple of 8)
+  static constexpr int kMG = kMP / 8;     // 8-row groups: one m16n8k16 N-tile each
+  static constexpr int kWarpsN = S::kWarpsN;
+  static constexpr int kWarpsK = S::kWarpsM;
+  static constexpr int kWarps = kWarpsN * kWarpsK;
+  static constexpr int kBN = S::kBlockN;
+  static constexpr int kR = kBN / (16 * kWarpsN);  // 16-row tiles of W per warp
+  static constexpr int kStages = S::kStages;
+  static constexpr int kSplitK = S::kSplitK;
+  static constexpr int kCK = (S::kK + 31) / 32;               // chunks along K
+  static constexpr int kCC = (kCK + kSplitK - 1) / kSplitK;   // chunks per CTA
+  static constexpr int kCW = (kCC + kWarpsK - 1) / kWarpsK;   // chunks per warp
+  static constexpr int kCCPad = kCW * kWarpsK;
+  static constexpr int kTilesN = (S::kN + kBN - 1) / kBN;
+  static constexpr bool kNFull = S::kN % kBN == 0;
+  static constexpr bool kKFull = S::kK % 32 == 0;
+  // Every warp's chunks exist and are full: no K guard anywhere.
+  static constexpr bool kKEven = kKFull && kCK % kSplitK == 0 && kCC % kWarpsK == 0;
+  static constexpr int kTStride = kBN + 4;  // floats; conflict-free fragment stores
+  static constexpr int kXsBytes = kCCPad * kMG * 512;
+  static constexpr int kTBytes = kWarpsK * kMP * kTStride * 4;
+  static constexpr int kSmemBytes = CMax(kXsBytes, kTBytes);
+  static constexpr int kCounterBytes = (kTilesN * S::kBatch * 4 + 255) / 256 * 256;
+  static constexpr int kOuterUnroll = kCW <= 256 ? (kCW + kStages - 1) / kStages : 1;
+  // L2 prefetch under PDL: the whole slice when all weights fit in a third of
+  // an H100's L2, else the first ~16 MB spread over the grid.
+  static constexpr long long kWeightBytes =
+      static_cast<long long>(S::kN) * S::kK * 2 * (S::kStrideB != 0 ? S::kBatch : 1);
+  static constexpr int kAutoPrefetch =
+      kWeightBytes <= (16ll << 20)
+          ? kCW
+          : CMax(1, CMin(kCW, static_cast<int>((16ll << 20) /
+                                               (static_cast<long long>(kTilesN) * kSplitK *
+                                                S::kBatch * kWarps * kR * 1024))));
+  static constexpr int kPrefetch =
+      PrefetchChunksOf<S>::value >= 0 ? CMin(PrefetchChunksOf<S>::value, kCW) : kAutoPrefetch;
+
+  static_assert(sizeof(typename S::ElementA) == 2 && IsSame<typename S::ElementA, T>::value,
+                "small_m: A and B must be the same 16-bit type");
+  static_assert(!S::kRowB, "small_m: B must be column-major (W row-major)");
+  static_assert(kMP % 8 == 0 && kMP >= 8 && kMP <= 64, "small_m: kBlockM is 8..64, step 8");
+  static_assert(S::kM <= kMP, "small_m: kM exceeds kBlockM");
+  static_assert(kR >= 1 && kBN == 16 * kR * kWarpsN, "small_m: kBlockN = 16 * kR * kWarpsN");
+  static_assert(S::kThreads == 32 * kWarps, "small_m: kThreads = 32 * kWarpsN * kWarpsM");
+  static_assert(kStages >= 1, "small_m: kStages >= 1");
+};
+
+// Stores 4 consecutive columns (n .. n+3) of row m after the epilogue; one
+// vector store where D is row-major and aligned, element stores otherwise.
+template <class S>
+__device__ __forceinline__ void StoreOut4(const GemmArgs& args, int batch, int m, int n,
+                                          const float (&v)[4]) {
+  using TD = typename S::ElementD;
+  constexpr bool kNFull = S::kN % 4 == 0;
+  constexpr bool kVec2 = S::kRowD && sizeof(TD) == 2 && S::kAlignD >= 8;
+  constexpr bool kVec4 = S::kRowD && sizeof(TD) == 4 && S::kAlignD >= 16;
+  auto scalar = [&]() {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (n + j < S::kN) {
+        StoreD<S>(args, batch, m, n + j, EpilogueValue<S>(args, batch, m, n + j, v[j]));
+      }
+    }
+  };
+  if constexpr (kVec2 || kVec4) {
+    if (kNFull || n + 3 < S::kN) {
+      float e[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) e[j] = EpilogueValue<S>(args, batch, m, n + j, v[j]);
+      TD* d = static_cast<TD*>(args.d) + static_cast<int64>(batch) * S::kStrideD +
+              Offset<true, S::kLdd>(m, n);
+      if constexpr (kVec2) {
+        const unsigned lo = Pack2<TD>(e[0], e[1]);
+        const unsigned hi = Pack2<TD>(e[2], e[3]);
+        asm volatile("st.global.v2.u32 [%0], {%1,%2};" ::"l"(d), "r"(lo), "r"(hi) : "memory");
+      } else {
+        StoreF4(reinterpret_cast<float*>(d), e[0], e[1], e[2], e[3]);
+      }
+    } else {
+      scalar();
+    }
+  } else {
+    scalar();
+  }
+}
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
+    GemmSmallM(const GemmArgs args) {
+  using Tr = Traits<S>;
+  using T = typename Tr::T;
+  constexpr int kR = Tr::kR, kMG = Tr::kMG, kMP = Tr::kMP, kBN = Tr::kBN;
+  constexpr int kStages = Tr::kStages, kCW = Tr::kCW, kCC = Tr::kCC, kCK = Tr::kCK;
+  constexpr int kSplitK = Tr::kSplitK, kWarpsN = Tr::kWarpsN, kWarpsK = Tr::kWarpsK;
+  constexpr int kK = S::kK, kN = S::kN;
+  constexpr int kHint = LoadHintOf<S>::value;
+  constexpr bool kEvict = EvictFirstOf<S>::value;
+
+  extern __shared__ U4 smem_dyn[];
+  __shared__ unsigned s_last;
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % kWarpsN;
+  const int wk = warp / kWarpsN;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int tile_n = blockIdx.x;
+  const int cta_k = blockIdx.y;
+  const int batch = blockIdx.z;
+  // Run-time M never exceeds the rows kept on chip (the plan guarantees it).
+  const int m_rt = S::kM != 0 ? S::kM : CMin(args.m, kMP);
+
+  const unsigned short* bmat = static_cast<const unsigned short*>(args.b) +
+                               static_cast<int64>(batch) * S::kStrideB;
+  const int n_warp = tile_n * kBN + wn * 16 * kR;  // first W row of this warp
+  const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
+  const int c_warp = c_cta + wk * kCW;             // first global chunk of the warp
+
+  if (S::kPdl) {
+    LaunchDependents();
+#if __CUDA_ARCH__ >= 900
+    if (Tr::kPrefetch > 0) {
+      const int c_end = CMin(CMin(c_warp + Tr::kPrefetch, c_cta + kCC), kCK);
+      const int k_begin = c_warp * 32;
+      const int k_end = CMin(c_end * 32, kK);
+      if (k_end > k_begin) {
+        const unsigned bytes = static_cast<unsigned>(k_end - k_begin) * 2u;
+        for (int i = lane; i < 16 * kR; i += 32) {
+          const int n = n_warp + i;
+          if (Tr::kNFull || n < kN) {
+            const unsigned short* p = bmat + static_cast<int64>(n) * S::kLdb + k_begin;
+            if (S::kAlignB >= 16) {
+              if (bytes >= 16) PrefetchBulkL2(p, bytes & ~15u);
+            } else {
+              const char* pc = reinterpret_cast<const char*>(p);
+              for (unsigned off = 0; off < bytes; off += 128) PrefetchL2(pc + off);
+              PrefetchL2(pc + bytes - 1);
+            }
+          }
+        }
+      }
+    }
+#endif
+    GridDependencyWait();
+  }
+
+  unsigned long long policy = 0;
+  if (kEvict) policy = EvictFirstPolicy();
+
+  // Row pointers of the warp's W rows at its first chunk, lane offset included.
+  const unsigned short* rowp[kR][2];
+  bool rowok[kR][2];
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      int n = n_warp + r * 16 + h * 8 + g;
+      rowok[r][h] = Tr::kNFull || n < kN;
+      if (!rowok[r][h]) n = kN - 1;
+      rowp[r][h] = bmat + static_cast<int64>(n) * S::kLdb + c_warp * 32 + t * 8;
+    }
+  }
+
+  // Loads warp-local chunk c into w (zeros outside K and N).
+  auto load_chunk = [&](U4(&w)[kR][2], int c) {
+    const int cl = wk * kCW + c;
+    const int cg = c_cta + cl;
+    const bool valid = Tr::kKEven || (cl < kCC && cg < kCK);
+    const bool full = Tr::kKFull || cg < kCK - 1;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (valid && (Tr::kNFull || rowok[r][h])) {
+          if (full) {
+            w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + c * 32, policy);
+          } else {
+            const int count = kK - (cg * 32 + t * 8);
+            if (count >= 8) {
+              w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + c * 32, policy);
+            } else if (count > 0) {
+              w[r][h] = Load8Partial(rowp[r][h] + c * 32, count);
+            } else {
+              w[r][h] = ZeroU4();
+            }
+          }
+        } else {
+          w[r][h] = ZeroU4();
+        }
+      }
+    }
+  };
+
+  U4 ring[kStages][kR][2];
+#pragma unroll
+  for (int j = 0; j < kStages; ++j) {
+    if (j < kCW) load_chunk(ring[j], j);
+  }
+
+  // x slice -> shared memory, fragment order: 16-byte unit (chunk cl, row m,
+  // quarter t4) lands at ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4).
+  {
+    const unsigned xs_addr = SmemAddr(smem_dyn);
+    const unsigned short* abase = static_cast<const unsigned short*>(args.a) +
+                                  static_cast<int64>(batch) * S::kStrideA;
+    constexpr int kUnits = Tr::kCCPad * kMP * 4;
+    for (int u = tid; u < kUnits; u += S::kThreads) {
+      const int t4 = u & 3;
+      const int q = u >> 2;
+      const int cl = q % Tr::kCCPad;
+      const int m = q / Tr::kCCPad;
+      const unsigned dst =
+          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+      const int k0 = (c_cta + cl) * 32 + t4 * 8;
+      const bool ok = m < m_rt && (Tr::kKEven || (cl < kCC && k0 < kK));
+      if (ok && S::kRowA && S::kAlignA >= 16 && (kK % 8 == 0 || k0 + 8 <= kK)) {
+        CpAsync16(dst, abase + static_cast<int64>(m) * S::kLda + k0);
+      } else if (ok) {
+        unsigned h[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          h[e] = k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
+        }
+        U4 v;
+        v.x = h[0] | (h[1] << 16);
+        v.y = h[2] | (h[3] << 16);
+        v.z = h[4] | (h[5] << 16);
+        v.w = h[6] | (h[7] << 16);
+        StoreShared16(dst, v);
+      } else {
+        StoreShared16(dst, ZeroU4());
+      }
+    }
+    CpAsyncWaitAll();
+  }
+  __syncthreads();
+
+  float acc[kR][kMG][4];
+#pragma unroll
+  for (int r = 0; r < kR; ++r)
+#pragma unroll
+    for (int mg = 0; mg < kMG; ++mg)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[r][mg][i] = 0.f;
+
+  const U4* xs_lane = smem_dyn + wk * kCW * kMG * 32 + lane;
+
+#pragma unroll Tr::kOuterUnroll
+  for (int c0 = 0; c0 < kCW; c0 += kStages) {
+#pragma unroll
+    for (int j = 0; j < kStages; ++j) {
+      const int c = c0 + j;
+      if (c < kCW) {
+        const U4* xc = xs_lane + c * kMG * 32;
+#pragma unroll
+        for (int mg = 0; mg < kMG; ++mg) {
+          // All kMG groups, also those past a run-time M: branch-free code
+          // schedules better, and the plan picks kBlockM close to M.
+          const U4 xb = xc[mg * 32];
+#pragma unroll
+          for (int r = 0; r < kR; ++r) {
+            const U4& w0 = ring[j][r][0];
+            const U4& w1 = ring[j][r][1];
+            Mma16816<T>(acc[r][mg], w0.x, w1.x, w0.y, w1.y, xb.x, xb.y);
+            Mma16816<T>(acc[r][mg], w0.z, w1.z, w0.w, w1.w, xb.z, xb.w);
+          }
+        }
+        if (c + kStages < kCW) load_chunk(ring[j], c + kStages);
+      }
+    }
+  }
+
+  // Warp accumulators -> shared tile T[wk][m][n_local] (aliases the x slice).
+  __syncthreads();
+  float* tsm = reinterpret_cast<float*>(smem_dyn);
+  {
+    float* tw = tsm + wk * kMP * Tr::kTStride;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+#pragma unroll
+      for (int mg = 0; mg < kMG; ++mg) {
+        const int nl = wn * 16 * kR + r * 16 + g;
+        const int m = mg * 8 + 2 * t;
+        tw[m * Tr::kTStride + nl] = acc[r][mg][0];
+        tw[(m + 1) * Tr::kTStride + nl] = acc[r][mg][1];
+        tw[m * Tr::kTStride + nl + 8] = acc[r][mg][2];
+        tw[(m + 1) * Tr::kTStride + nl + 8] = acc[r][mg][3];
+      }
+    }
+  }
+  __syncthreads();
+
+  constexpr int kBN4 = kBN / 4;
+  const int items = m_rt * kBN4;
+  const int n_tile = tile_n * kBN;
+  if (kSplitK == 1) {
+    for (int i = tid; i < items; i += S::kThreads) {
+      const int m = i / kBN4;
+      const int nl = (i % kBN4) * 4;
+      float v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float s = 0.f;
+#pragma unroll
+        for (int q = 0; q < kWarpsK; ++q) s += tsm[(q * kMP + m) * Tr::kTStride + nl + j];
+        v[j] = s;
+      }
+      if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
+    }
+    return;
+  }
+
+  unsigned* counters = static_cast<unsigned*>(args.workspace);
+  float* parts =
+      reinterpret_cast<float*>(static_cast<char*>(args.workspace) + Tr::kCounterBytes);
+  const int tile = batch * Tr::kTilesN + tile_n;
+  float* mine = parts + (static_cast<int64>(tile) * kSplitK + cta_k) * (kMP * kBN);
+  for (int i = tid; i < items; i += S::kThreads) {
+    const int m = i / kBN4;
+    const int nl = (i % kBN4) * 4;
+    float v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < kWarpsK; ++q) s += tsm[(q * kMP + m) * Tr::kTStride + nl + j];
+      v[j] = s;
+    }
+    StoreF4(mine + m * kBN + nl, v[0], v[1], v[2], v[3]);
+  }
+  FenceAcqRelGpu();
+  __syncthreads();
+  if (tid == 0) s_last = AtomicAddAcqRelGpu(counters + tile, 1u) == static_cast<unsigned>(kSplitK - 1);
+  __syncthreads();
+  if (!s_last) return;
+  FenceAcqRelGpu();
+
+  const float* first = parts + static_cast<int64>(tile) * kSplitK * (kMP * kBN);
+  for (int i = tid; i < items; i += S::kThreads) {
+    const int m = i / kBN4;
+    const int nl = (i % kBN4) * 4;
+    float p[kSplitK][4];
+#pragma unroll
+    for (int s = 0; s < kSplitK; ++s) {
+      LoadCg4(first + s * (kMP * kBN) + m * kBN + nl, p[s][0], p[s][1], p[s][2], p[s][3]);
+    }
+    float v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float sum = 0.f;
+#pragma unroll
+      for (int s = 0; s < kSplitK; ++s) sum += p[s][j];
+      v[j] = sum;
+    }
+    if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
+  }
+  if (tid == 0) StoreRelaxedGpu(counters + tile, 0u);
+}
+
+}  // namespace small_m
+}  // namespace jitgemm
