@@ -1,8 +1,32 @@
 #include "jit/candidates.h"
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+
 namespace jitgemm::jit {
+namespace {
+
+// JITGEMM_FAMILIES=simt,sm80 restricts the families considered (debugging, A/B
+// comparisons); unset means all.
+bool FamilyAllowed(Family f) {
+  static const std::vector<std::string>* const kAllowed = [] {
+    auto* v = new std::vector<std::string>();
+    if (const char* env = std::getenv("JITGEMM_FAMILIES"); env && *env) {
+      for (absl::string_view part : absl::StrSplit(env, ',')) v->emplace_back(part);
+    }
+    return v;
+  }();
+  if (kAllowed->empty()) return true;
+  for (const auto& name : *kAllowed) {
+    if (name == FamilyName(f)) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo& target,
                                          const Options& options) {
@@ -15,7 +39,7 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
   std::vector<KernelConfig> out;
   for (Family f : order) {
     const KernelFamily& family = GetFamily(f);
-    if (family.id() != f) continue;  // family not built into this library
+    if (family.id() != f || !FamilyAllowed(f)) continue;
     for (KernelConfig c : family.Candidates(p, target, options.tuning)) {
       c.pdl = options.pdl && target.sm >= 90;  // every kernel waits before touching memory
       if (!family.Supports(p, c, target).ok()) continue;

@@ -32,11 +32,14 @@ absl::StatusOr<DriverApi> Load() {
     if (!status.ok()) return;
     void* p = nullptr;
     CUdriverProcAddressQueryResult found;
-    CUresult r = get_proc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    // Ask for the 12.0 ABI of every entry point: the signatures in the table are
+    // the ones cuda.h declares, and some symbols changed shape in 13.0
+    // (cuCtxGetDevice gained a context argument), which asking for
+    // CUDA_VERSION would silently hand back.
+    CUresult r = get_proc(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &found);
     if (r != CUDA_SUCCESS || p == nullptr || found != CU_GET_PROC_ADDRESS_SUCCESS) {
       status = absl::FailedPreconditionError(
-          absl::StrCat("CUDA driver lacks ", name, " (driver older than CUDA ", CUDA_VERSION / 1000,
-                       ".", (CUDA_VERSION % 1000) / 10, "?)"));
+          absl::StrCat("CUDA driver lacks ", name, " (a driver for CUDA 12.0 or newer is needed)"));
       return;
     }
     *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);

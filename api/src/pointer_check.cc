@@ -54,18 +54,26 @@ absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int a
     const char* name;
     const void* ptr;
     bool used;
+    DataType type;
   };
-  const Named all[] = {{"a", ptrs.a, true},
-                       {"b", ptrs.b, true},
-                       {"c", ptrs.c, uses_c},
-                       {"d", ptrs.d, true},
-                       {"bias", ptrs.bias, uses_bias}};
+  const Named all[] = {{"a", ptrs.a, true, p.a.type},
+                       {"b", ptrs.b, true, p.b.type},
+                       {"c", ptrs.c, uses_c, p.c.type},
+                       {"d", ptrs.d, true, p.d.type},
+                       {"bias", ptrs.bias, uses_bias, p.d.type}};
   for (const Named& n : all) {
     if (!n.used) continue;
     if (n.ptr == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           n.name, ": null pointer", n.name[0] == 'c' ? " (epilogue.beta != 0 reads C)" : ""));
     }
+    if (reinterpret_cast<uintptr_t>(n.ptr) % DataTypeSize(n.type) != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: pointer %p is not aligned to its %s element size", n.name, n.ptr,
+          DataTypeName(n.type)));
+    }
+    // The promise covers what a vector load of this operand could need, never
+    // more than the element's own alignment requires of narrower types.
     if (reinterpret_cast<uintptr_t>(n.ptr) % alignment != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: pointer %p is not %d-byte aligned as the plan assumes "

@@ -50,6 +50,9 @@ TEST_F(CheckPointersTest, RejectsMisalignedPointerForVectorisedPlan) {
   EXPECT_THAT(CheckPointers(p_, x, 16),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("b: pointer")));
   EXPECT_THAT(CheckPointers(p_, x, 2), IsOk());
+  x.b = At(0x200001);  // not even aligned to the 2-byte element
+  EXPECT_THAT(CheckPointers(p_, x, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("element size")));
 }
 
 TEST_F(CheckPointersTest, RejectsOutputOverlappingInputs) {

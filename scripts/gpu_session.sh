@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One visit to a GPU machine: GPU tests, compute-sanitizer over a subset, and
+# the benchmark table. Run from the repository root with the carry folder made
+# by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|all]...
+# Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
+set -u
+carry=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$PWD/gpu-logs}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$carry/lib:${LD_LIBRARY_PATH:-}"
+export JITGEMM_CACHE_DIR=${JITGEMM_CACHE_DIR:-/tmp/jitgemm-cache}
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(all)
+summary=()
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1
+summary+=("gpu: $(cat "$out/gpu.txt")")
+want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
+
+if want tests; then
+  start=$(date +%s)
+  "$carry/gpu_test" --gtest_color=no > "$out/gpu_test.log" 2>&1
+  rc=$?
+  summary+=("gpu_test rc=$rc ($(( $(date +%s) - start )) s): $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_test.log" | tr '\n' ' ')")
+  summary+=("  $(grep -m1 'random problems:' "$out/gpu_test.log")")
+  for t in "$carry"/*gpu_test "$carry"/cublas_backend_test; do
+    [ -x "$t" ] && [ "$(basename "$t")" != gpu_test ] || continue
+    "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1
+    summary+=("$(basename "$t") rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/$(basename "$t").log" | tr '\n' ' ')")
+  done
+fi
+if want sanitize; then
+  # A few hundred launches keep memcheck inside the visit; racecheck on the capture/PDL tests.
+  JITGEMM_TEST_PROBLEMS=${SANITIZE_PROBLEMS:-120} compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 3 "$carry/gpu_test" --gtest_color=no > "$out/memcheck.log" 2>&1
+  summary+=("memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
+  compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/gpu_test" --gtest_color=no \
+    --gtest_filter='PlanGpuTest.*' > "$out/racecheck.log" 2>&1
+  summary+=("racecheck rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck.log" | tail -1)")
+fi
+if want bench && [ -x "$carry/jitgemm-bench" ]; then
+  "$carry/jitgemm-bench" --csv "$out/bench.csv" ${BENCH_ARGS:-} > "$out/bench.log" 2>&1
+  summary+=("bench rc=$?")
+fi
+echo "==== summary"
+printf '%s\n' "${summary[@]}"
+[ -f "$out/bench.log" ] && { echo "==== bench"; tail -60 "$out/bench.log"; }
+grep -E 'Failure|FAILED|error' "$out/gpu_test.log" 2>/dev/null | head -20
+exit 0

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the GPU test and bench binaries and gathers them, with the shared
+# libraries they need that a bare CUDA machine lacks (Abseil, xxHash), into one
+# folder (default .carry/) that can be copied to a GPU machine and run there
+# with scripts/gpu_session.sh.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+out=${1:-$top/.carry}
+cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+targets=(gpu_test jitgemm)
+for t in jitgemm-bench jitgemm-warmup jitgemm-cache tune_gpu_test cublas_backend_test; do
+  if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:"; then targets+=("$t"); fi
+done
+cmake --build "$build" --target "${targets[@]}" -j"$(nproc)"
+rm -rf "$out"
+mkdir -p "$out/lib"
+for bin in $(find "$build" -type f -perm -u+x \( -name gpu_test -o -name 'jitgemm-*' -o -name '*gpu_test' -o -name cublas_backend_test \) ! -path '*CMakeFiles*'); do
+  cp "$bin" "$out/"
+done
+cp -P "$build"/api/libjitgemm.so* "$out/lib/"
+for f in "$out"/*; do
+  [ -f "$f" ] || continue
+  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock' || true
+done | sort -u | while read -r lib; do cp -L "$lib" "$out/lib/"; done
+cp "$top/scripts/gpu_session.sh" "$out/"
+du -sh "$out"

@@ -1,0 +1,219 @@
+// Plan behaviour on a GPU: graph capture, nothing launched on bad input, the C
+// ABI, chains of dependent plans with programmatic dependent launch.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jitgemm/c_api.h"
+#include "jitgemm/gemm.h"
+#include "jitgemm/plan.h"
+#include "tests/gpu/gpu_env.h"
+#include "tests/testing/reference.h"
+#include "tests/testing/status_matchers.h"
+
+namespace jitgemm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t) {
+  GemmProblem p = MakeGemm(m, n, k, t);
+  p.b.layout = Layout::kColMajor;  // nn.Linear weight (N, K)
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kRelu;
+  return Canonicalize(p);
+}
+
+class PlanGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override { JITGEMM_REQUIRE_GPU(); }
+  std::mt19937_64 rng_{7};
+};
+
+// RELIABILITY item 20: a plan made before capture runs inside a graph; global
+// capture mode turns any allocation or synchronisation in Run into an error.
+TEST_F(PlanGpuTest, RunsInsideGlobalModeGraphCapture) {
+  for (BackendPolicy backend : {BackendPolicy::kJitOnly, BackendPolicy::kCublasOnly}) {
+    const GemmProblem p = Linear(48, 96, 160, DataType::kF16);
+    Options o;
+    o.backend = backend;
+    auto plan = Plan::Create(p, o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    Buffer a, b, d, bias;
+    ASSERT_EQ(a.Allocate(48 * 160 * 2, 0), cudaSuccess);
+    ASSERT_EQ(b.Allocate(96 * 160 * 2, 0), cudaSuccess);
+    ASSERT_EQ(d.Allocate(48 * 96 * 2, 0), cudaSuccess);
+    ASSERT_EQ(bias.Allocate(96 * 2, 0), cudaSuccess);
+    for (Buffer* x : {&a, &b, &bias}) {
+      x->FillRandom(DataType::kF16, rng_);
+      CUDA_OK(x->Upload());
+    }
+    CUDA_OK(d.Poison());
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(plan->Run({a.device, b.device, nullptr, d.device, bias.device}, stream).ok());
+    }
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(d.Download());
+    auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), nullptr, bias.host.data());
+    EXPECT_LT(RelativeError(p, d.host.data(), ref), 4e-3) << plan->info().kernel_name;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+// RELIABILITY item 16: invalid input returns InvalidArgument and launches nothing.
+TEST_F(PlanGpuTest, BadPointersLaunchNothing) {
+  const GemmProblem p = Linear(16, 64, 64, DataType::kBF16);
+  Options o;
+  o.backend = BackendPolicy::kJitOnly;
+  auto plan = Plan::Create(p, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  Buffer a, b, d, bias;
+  ASSERT_EQ(a.Allocate(16 * 64 * 2, 0), cudaSuccess);
+  ASSERT_EQ(b.Allocate(64 * 64 * 2, 0), cudaSuccess);
+  ASSERT_EQ(d.Allocate(16 * 64 * 2, 0), cudaSuccess);
+  ASSERT_EQ(bias.Allocate(64 * 2, 2), cudaSuccess);  // misaligned on purpose
+  CUDA_OK(d.Poison());
+  EXPECT_THAT(plan->Run({a.device, nullptr, nullptr, d.device, bias.device}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("b: null")));
+  EXPECT_THAT(plan->Run({a.device, b.device, nullptr, d.device, bias.device}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bias: pointer")));
+  EXPECT_THAT(plan->Run({a.device, b.device, nullptr, a.device, nullptr}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overlaps input a")));
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(d.Download());
+  for (uint8_t byte : d.host) ASSERT_EQ(byte, 0xff) << "something wrote D";
+}
+
+TEST_F(PlanGpuTest, CApiRunsAndReportsErrors) {
+  jitgemm_problem_t problem;
+  jitgemm_problem_init(&problem, 32, 64, 48, /*f32=*/0);
+  problem.a.ld = 10;  // smaller than K
+  jitgemm_plan_t plan = nullptr;
+  EXPECT_EQ(jitgemm_plan_create(&problem, &plan), JITGEMM_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_THAT(jitgemm_last_error(), HasSubstr("lda"));
+  problem.a.ld = 0;
+  ASSERT_EQ(jitgemm_plan_create(&problem, &plan), JITGEMM_OK) << jitgemm_last_error();
+  Buffer a, b, d;
+  ASSERT_EQ(a.Allocate(32 * 48 * 4, 0), cudaSuccess);
+  ASSERT_EQ(b.Allocate(48 * 64 * 4, 0), cudaSuccess);
+  ASSERT_EQ(d.Allocate(32 * 64 * 4, 0), cudaSuccess);
+  a.FillRandom(DataType::kF32, rng_);
+  b.FillRandom(DataType::kF32, rng_);
+  CUDA_OK(a.Upload());
+  CUDA_OK(b.Upload());
+  CUDA_OK(d.Poison());
+  EXPECT_EQ(jitgemm_plan_run(plan, a.device, b.device, nullptr, d.device, nullptr, nullptr),
+            JITGEMM_OK);
+  EXPECT_EQ(jitgemm_plan_run(plan, nullptr, b.device, nullptr, d.device, nullptr, nullptr),
+            JITGEMM_INVALID_ARGUMENT);
+  EXPECT_THAT(jitgemm_last_error(), HasSubstr("a: null"));
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(d.Download());
+  GemmProblem p = Canonicalize(MakeGemm(32, 64, 48, DataType::kF32));
+  auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), nullptr, nullptr);
+  EXPECT_LT(RelativeError(p, d.host.data(), ref), 2e-5);
+  jitgemm_plan_destroy(plan);
+}
+
+// Eight dependent small-M linears in one graph with PDL: each layer reads the
+// previous layer's output, so a kernel that touched memory before
+// griddepcontrol.wait would read stale data.
+TEST_F(PlanGpuTest, DependentChainWithPdlIsCorrect) {
+  const int64_t m = 4, h = 512;
+  const GemmProblem p = Linear(m, h, h, DataType::kBF16);
+  for (bool pdl : {true, false}) {
+    Options o;
+    o.backend = BackendPolicy::kJitOnly;
+    o.pdl = pdl;
+    auto plan = Plan::Create(p, o);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::vector<std::unique_ptr<Buffer>> acts, weights, biases;
+    for (int l = 0; l <= 8; ++l) {
+      acts.push_back(std::make_unique<Buffer>());
+      ASSERT_EQ(acts.back()->Allocate(m * h * 2, 0), cudaSuccess);
+    }
+    for (int l = 0; l < 8; ++l) {
+      weights.push_back(std::make_unique<Buffer>());
+      biases.push_back(std::make_unique<Buffer>());
+      ASSERT_EQ(weights.back()->Allocate(h * h * 2, 0), cudaSuccess);
+      ASSERT_EQ(biases.back()->Allocate(h * 2, 0), cudaSuccess);
+      weights.back()->FillRandom(DataType::kBF16, rng_);
+      // Keep activations O(1) through ReLU layers: scale weights by 1/sqrt(h).
+      for (size_t i = 0; i < weights.back()->host.size() / 2; ++i) {
+        float w = LoadAs(DataType::kBF16, weights.back()->host.data(), i) * 0.0625f;
+        StoreAs(DataType::kBF16, weights.back()->host.data(), i, w);
+      }
+      biases.back()->FillRandom(DataType::kBF16, rng_);
+      CUDA_OK(weights.back()->Upload());
+      CUDA_OK(biases.back()->Upload());
+    }
+    acts[0]->FillRandom(DataType::kBF16, rng_);
+    CUDA_OK(acts[0]->Upload());
+    for (int l = 1; l <= 8; ++l) CUDA_OK(acts[l]->Poison());
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (int l = 0; l < 8; ++l) {
+      ASSERT_TRUE(plan->Run({acts[l]->device, weights[l]->device, nullptr, acts[l + 1]->device,
+                             biases[l]->device},
+                            stream)
+                      .ok());
+    }
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 3; ++rep) CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    // Reference layer by layer from the device's own (rounded) activations.
+    for (int l = 0; l < 8; ++l) {
+      CUDA_OK(acts[l + 1]->Download());
+      auto ref = ReferenceGemm(p, acts[l]->host.data(), weights[l]->host.data(), nullptr,
+                               biases[l]->host.data());
+      EXPECT_LT(RelativeError(p, acts[l + 1]->host.data(), ref), 1.6e-2)
+          << "layer " << l << " pdl=" << pdl << " " << plan->info().kernel_name;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+TEST_F(PlanGpuTest, OneCallGemmReusesItsPlan) {
+  const GemmProblem p = Linear(8, 32, 40, DataType::kF16);
+  Buffer a, b, d, bias;
+  ASSERT_EQ(a.Allocate(8 * 40 * 2, 0), cudaSuccess);
+  ASSERT_EQ(b.Allocate(32 * 40 * 2, 0), cudaSuccess);
+  ASSERT_EQ(d.Allocate(8 * 32 * 2, 0), cudaSuccess);
+  ASSERT_EQ(bias.Allocate(32 * 2, 0), cudaSuccess);
+  for (Buffer* x : {&a, &b, &bias}) {
+    x->FillRandom(DataType::kF16, rng_);
+    CUDA_OK(x->Upload());
+  }
+  for (int i = 0; i < 3; ++i) {
+    CUDA_OK(d.Poison());
+    ASSERT_TRUE(Gemm(p, {a.device, b.device, nullptr, d.device, bias.device}, nullptr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(d.Download());
+    auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), nullptr, bias.host.data());
+    EXPECT_LT(RelativeError(p, d.host.data(), ref), 4e-3);
+  }
+}
+
+}  // namespace
+}  // namespace jitgemm::testing

@@ -1,0 +1,252 @@
+// RELIABILITY item 18 / issue "JIT pipeline": hundreds of random problems
+// through Plan against a float64 reference, outputs poisoned with NaN first.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/src/problem_internal.h"
+#include "gtest/gtest.h"
+#include "jitgemm/plan.h"
+#include "tests/gpu/gpu_env.h"
+#include "tests/testing/reference.h"
+
+namespace jitgemm::testing {
+namespace {
+
+struct Case {
+  GemmProblem problem;
+  Options options;
+  bool misalign = false;  // pointers only element-aligned (3 elements past an aligned base)
+  std::string tag;
+};
+
+int64_t PickSize(std::mt19937_64& rng, bool small) {
+  static const int64_t kSizes[] = {1,  2,  3,  5,  7,  8,  13, 16,  17,  31,  32,  37,  48, 63,
+                                   64, 65, 96, 97, 127, 128, 129, 191, 256, 257, 320, 383, 512};
+  std::uniform_int_distribution<int> pick(0, small ? 17 : static_cast<int>(std::size(kSizes)) - 1);
+  return kSizes[pick(rng)];
+}
+
+template <class T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
+  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
+  return *(values.begin() + d(rng));
+}
+
+Case RandomCase(std::mt19937_64& rng, int index) {
+  Case c;
+  GemmProblem& p = c.problem;
+  const DataType in = Pick(rng, {DataType::kF16, DataType::kBF16, DataType::kF32});
+  const bool small_m = index % 4 == 0;  // a quarter exercise the M <= 64 paths
+  p.m = small_m ? Pick<int64_t>(rng, {1, 2, 3, 4, 7, 8, 15, 16, 31, 33, 64}) : PickSize(rng, false);
+  p.n = PickSize(rng, false);
+  p.k = index % 7 == 0 ? Pick<int64_t>(rng, {1, 2, 3, 1023, 1031, 2048, 4097}) : PickSize(rng, false);
+  p.a.type = p.b.type = in;
+  p.d.type = in == DataType::kF32 ? DataType::kF32 : Pick(rng, {in, in, DataType::kF32});
+  p.c.type = in == DataType::kF32 ? DataType::kF32 : Pick(rng, {in, DataType::kF32});
+  for (Operand* op : {&p.a, &p.b, &p.c, &p.d}) {
+    op->layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  }
+  if (small_m) {  // the decode shape: x row-major, W (N, K) row-major = B col-major
+    p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+    p.b.layout = Pick(rng, {Layout::kColMajor, Layout::kColMajor, Layout::kRowMajor});
+  }
+  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
+    const int64_t packed = op.layout == Layout::kRowMajor ? cols : rows;
+    op.ld = packed + Pick<int64_t>(rng, {0, 0, 0, 1, 8, 24});
+  };
+  pad(p.a, p.m, p.k);
+  pad(p.b, p.k, p.n);
+  pad(p.c, p.m, p.n);
+  pad(p.d, p.m, p.n);
+  p.epilogue.alpha = Pick(rng, {1.f, 1.f, 0.5f, -1.25f});
+  p.epilogue.beta = Pick(rng, {0.f, 0.f, 1.f, 0.75f});
+  p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow});
+  p.epilogue.activation = Pick(rng, {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                                     Activation::kGeluErf, Activation::kSilu});
+  if (index % 5 == 1) {
+    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
+    auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
+      return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
+    };
+    p.a.batch_stride = Pick<int64_t>(rng, {0, 1}) * extent(p.a, p.m, p.k);
+    p.b.batch_stride = Pick<int64_t>(rng, {0, 1}) * extent(p.b, p.k, p.n);
+    p.c.batch_stride = Pick<int64_t>(rng, {0, 1}) * extent(p.c, p.m, p.n);
+    p.d.batch_stride = extent(p.d, p.m, p.n);
+    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, p.n > p.m ? p.n : p.m});
+  }
+  c.options.backend = BackendPolicy::kJitOnly;
+  c.options.tuning = TuningPolicy::kHeuristic;
+  if (index % 11 == 3) {
+    // Pointers that are only element-aligned.
+    c.options.pointer_alignment = DataTypeSize(in);
+    c.misalign = true;
+  }
+  c.tag = absl::StrCat("#", index);
+  return c;
+}
+
+// Seed 001's grouped layout: x (B, G, Din) -> y (B, G, Dout), one weight per group.
+Case GroupedCase(int64_t rows, int64_t groups, int64_t din, int64_t dout, bool bias) {
+  Case c;
+  GemmProblem& p = c.problem;
+  p.m = rows;
+  p.n = dout;
+  p.k = din;
+  p.batch_count = groups;
+  p.a = {DataType::kBF16, Layout::kRowMajor, groups * din, din};
+  p.b = {DataType::kBF16, Layout::kColMajor, din, din * dout};
+  p.c = p.d = {DataType::kBF16, Layout::kRowMajor, groups * dout, dout};
+  if (bias) {
+    p.epilogue.bias = BiasMode::kPerColumn;
+    p.epilogue.bias_batch_stride = dout;
+    p.epilogue.activation = Activation::kSilu;
+  }
+  c.options.backend = BackendPolicy::kJitOnly;
+  c.tag = absl::StrCat("grouped ", rows, "x", groups, "x", din, "->", dout);
+  return c;
+}
+
+double Tolerance(const GemmProblem& p) {
+  if (p.a.type == DataType::kF32) return 2e-5;
+  if (p.d.type == DataType::kBF16) return 1.6e-2;
+  if (p.d.type == DataType::kF16) return 4e-3;
+  return 1e-3;
+}
+
+// Runs one case; returns an empty string on success, else what went wrong.
+std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
+  const GemmProblem& p = plan.problem();
+  const int64_t batch = p.batch_count;
+  Buffer a, b, cbuf, d, bias;
+  auto span = [&](const Operand& op, int64_t r, int64_t cols) {
+    return static_cast<size_t>(OperandSpanBytes(op, r, cols, batch));
+  };
+  auto offset = [&](DataType t) { return c.misalign ? 3 * DataTypeSize(t) : 0; };
+  const bool uses_c = p.epilogue.beta != 0.f;
+  const bool uses_bias = p.epilogue.bias != BiasMode::kNone;
+  if (a.Allocate(span(p.a, p.m, p.k), offset(p.a.type)) != cudaSuccess ||
+      b.Allocate(span(p.b, p.k, p.n), offset(p.b.type)) != cudaSuccess ||
+      d.Allocate(span(p.d, p.m, p.n), offset(p.d.type)) != cudaSuccess) {
+    return "cudaMalloc failed";
+  }
+  a.FillRandom(p.a.type, rng);
+  b.FillRandom(p.b.type, rng);
+  if (uses_c) {
+    cbuf.Allocate(span(p.c, p.m, p.n), offset(p.c.type));
+    cbuf.FillRandom(p.c.type, rng);
+    cbuf.Upload();
+  }
+  if (uses_bias) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t elems = len + (batch - 1) * p.epilogue.bias_batch_stride;
+    bias.Allocate(elems * DataTypeSize(p.d.type), offset(p.d.type));
+    bias.FillRandom(p.d.type, rng);
+    bias.Upload();
+  }
+  a.Upload();
+  b.Upload();
+  d.Poison();
+  absl::Status s = plan.Run({a.device, b.device, uses_c ? cbuf.device : nullptr, d.device,
+                             uses_bias ? bias.device : nullptr},
+                            nullptr);
+  if (!s.ok()) return absl::StrCat("Run: ", s.ToString());
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) return absl::StrCat("kernel failed: ", cudaGetErrorString(e));
+  d.Download();
+  const auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), cbuf.host.data(), bias.host.data());
+  const double err = RelativeError(p, d.host.data(), ref);
+  if (!(err <= Tolerance(p))) {
+    return absl::StrCat("relative error ", err, " > ", Tolerance(p));
+  }
+  // Elements between rows (ld padding) must stay poisoned: nothing wrote out of bounds.
+  const int64_t es = DataTypeSize(p.d.type);
+  const int64_t row_len = p.d.layout == Layout::kRowMajor ? p.n : p.m;
+  const int64_t lines = p.d.layout == Layout::kRowMajor ? p.m : p.n;
+  if (p.d.ld > row_len && batch == 1) {
+    for (int64_t line = 0; line + 1 < lines; ++line) {
+      for (int64_t x = row_len; x < p.d.ld; ++x) {
+        const uint8_t* byte = d.host.data() + (line * p.d.ld + x) * es;
+        for (int64_t q = 0; q < es; ++q) {
+          if (byte[q] != 0xff) return absl::StrCat("wrote padding at line ", line, " col ", x);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+TEST(RandomProblemsTest, MatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  const int count = EnvInt("JITGEMM_TEST_PROBLEMS", 520);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261121));
+  std::vector<Case> cases;
+  for (int i = 0; i < count; ++i) cases.push_back(RandomCase(rng, i));
+  cases.push_back(GroupedCase(256, 12, 512, 768, false));
+  cases.push_back(GroupedCase(96, 3, 72, 80, true));
+  cases.push_back(GroupedCase(33, 5, 40, 24, false));
+
+  // Plans compile in parallel (Plan::Create is thread-safe); runs are serial.
+  CUDA_OK(cudaFree(nullptr));  // make the primary context current before the workers start
+  std::vector<std::unique_ptr<absl::StatusOr<Plan>>> plans(cases.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const int threads = std::max(2u, std::thread::hardware_concurrency());
+  int device = 0;
+  cudaGetDevice(&device);
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      cudaSetDevice(device);
+      for (size_t i = next++; i < cases.size(); i = next++) {
+        plans[i] = std::make_unique<absl::StatusOr<Plan>>(
+            Plan::Create(cases[i].problem, cases[i].options));
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+
+  std::map<std::string, int> by_family;
+  int failures = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& plan = *plans[i];
+    if (!plan.ok()) {
+      ADD_FAILURE() << cases[i].tag << " " << DebugString(cases[i].problem)
+                    << ": Plan::Create: " << plan.status();
+      ++failures;
+      continue;
+    }
+    const std::string& name = plan->info().kernel_name;
+    by_family[name.substr(0, name.find('_', 5))]++;
+    std::string err = RunCase(cases[i], *plan, rng);
+    if (!err.empty()) {
+      ++failures;
+      ADD_FAILURE() << cases[i].tag << " " << DebugString(plan->problem()) << " align "
+                    << cases[i].options.pointer_alignment << " via " << name << ": " << err;
+      if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        ADD_FAILURE() << "the context is broken after that kernel; stopping";
+        break;
+      }
+    }
+  }
+  std::printf("random problems: %zu run, %d failed; kernels by family:", cases.size(), failures);
+  for (const auto& [family, n] : by_family) std::printf(" %s=%d", family.c_str(), n);
+  std::printf("\n");
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
+}  // namespace jitgemm::testing
