@@ -179,14 +179,15 @@ std::optional<std::string> DiskCache::ReadTier(const std::string& root, bool wri
                                                const CacheKey& key, EntryKind kind) {
   const std::string path = EntryPath(root, kind, key);
   absl::StatusOr<std::string> bytes = env_->ReadFile(path, kMaxEntryFileBytes);
-  absl::StatusOr<std::string> payload = bytes.status();
-  if (bytes.ok()) {
-    payload = DecodeEntry(*bytes, key, kind);
-  } else if (!absl::IsOutOfRange(bytes.status()) && !absl::IsFailedPrecondition(bytes.status())) {
+  if (!bytes.ok() && !absl::IsOutOfRange(bytes.status()) &&
+      !absl::IsFailedPrecondition(bytes.status())) {
     // Absent (or evicted a moment ago), or unreadable for a reason that is
     // not the entry's fault: a plain miss.
     return std::nullopt;
   }
+  // Too large, not a regular file, or failing DecodeEntry: corrupt.
+  absl::StatusOr<std::string> payload =
+      bytes.ok() ? DecodeEntry(*bytes, key, kind) : absl::StatusOr<std::string>(bytes.status());
   if (!payload.ok()) {
     corrupt_.fetch_add(1);
     WarnOnce(&corrupt_warned_,
@@ -294,7 +295,8 @@ absl::StatusOr<std::string> DiskCache::CreateLocked(
     absl::StatusOr<std::unique_ptr<FileLock>> locked = LockKey(key, kind);
     if (locked.ok()) lock = std::move(locked).value();
     // Whoever held the lock, or raced us to it, may have published by now.
-    if (std::optional<std::string> found = Find(key, kind)) {
+    // Only the writable root can have changed since the first search.
+    if (std::optional<std::string> found = ReadTier(root_, true, key, kind)) {
       *from_disk = true;
       return std::move(found).value();
     }
