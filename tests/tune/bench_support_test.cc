@@ -1,0 +1,327 @@
+// jitgemm-bench's own machinery: the element conversions, the float64
+// reference, the suites, the CSV; and on a GPU (skipped without one) the
+// tool's cuBLASLt baselines, its NVRTC ReLU kernel and the graph timer.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/bench/cuda_util.h"
+#include "tools/bench/graph_timer.h"
+#include "tools/bench/host_data.h"
+#include "tools/bench/lt_baseline.h"
+#include "tools/bench/reference.h"
+#include "tools/bench/relu_kernel.h"
+#include "tools/bench/report.h"
+#include "tools/bench/runner.h"
+#include "tools/bench/suites.h"
+
+namespace jitgemm::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+float Bits(uint32_t x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+TEST(HostDataTest, HalfRoundTripsEveryFiniteValue) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if (((h >> 10) & 0x1f) == 0x1f) continue;  // inf / NaN
+    ASSERT_EQ(FloatToHalfBits(HalfBitsToFloat(static_cast<uint16_t>(h))), h) << h;
+  }
+}
+
+TEST(HostDataTest, HalfRoundsToNearestEven) {
+  EXPECT_EQ(FloatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie -> even
+  EXPECT_EQ(FloatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie -> even
+  EXPECT_EQ(FloatToHalfBits(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);
+  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.5f, -25)), 0x0001);
+  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -14) * (1 - std::ldexp(1.0f, -12))), 0x0400);
+  EXPECT_EQ(FloatToHalfBits(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToHalfBits(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalfBits(65520.0f), 0x7c00);
+  EXPECT_EQ(HalfBitsToFloat(0x3555), Bits(0x3eaaa000));  // 0.333251953125
+}
+
+TEST(HostDataTest, Bf16RoundTripsAndRoundsToNearestEven) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if (((h >> 7) & 0xff) == 0xff) continue;
+    ASSERT_EQ(FloatToBf16Bits(Bf16BitsToFloat(static_cast<uint16_t>(h))), h) << h;
+  }
+  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f808000)), 0x3f80);  // tie -> even
+  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f818000)), 0x3f82);  // tie -> even
+  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f808001)), 0x3f81);
+}
+
+TEST(HostDataTest, RandomBuffersHoldExactNonZeroValues) {
+  for (DataType t : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
+    const HostBuffer b = RandomBuffer(t, 4099, 7);
+    ASSERT_EQ(b.bytes.size(), 4099u * ElementBytes(t));
+    const std::vector<float> back = DecodeElements(t, b.bytes.data(), 4099);
+    int zeros = 0;
+    for (int i = 0; i < 4099; ++i) {
+      ASSERT_EQ(back[i], b.values[i]);
+      ASSERT_GE(b.values[i], -1.0f);
+      ASSERT_LE(b.values[i], 1.0f);
+      zeros += b.values[i] == 0.0f;
+    }
+    EXPECT_LT(zeros, 10);
+    EXPECT_NE(RandomBuffer(t, 16, 8).values, RandomBuffer(t, 16, 9).values);
+  }
+}
+
+GemmProblem Problem(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, int64_t batch) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch_count = batch;
+  p.a = {DataType::kF32, la, (la == Layout::kRowMajor ? k : m) + 3, kNoStride};
+  p.b = {DataType::kF32, lb, (lb == Layout::kRowMajor ? n : k) + 1, kNoStride};
+  p.d = {DataType::kF32, Layout::kRowMajor, n, kNoStride};
+  if (batch > 1) {
+    p.a.batch_stride = (la == Layout::kRowMajor ? m : k) * p.a.ld;
+    p.b.batch_stride = 0;
+    p.d.batch_stride = m * n;
+  }
+  p.c = p.d;
+  return p;
+}
+
+TEST(ReferenceTest, BlockedProductMatchesNaive) {
+  const GemmProblem problems[] = {
+      Problem(37, 600, 300, Layout::kRowMajor, Layout::kColMajor, 1),
+      Problem(5, 1030, 129, Layout::kColMajor, Layout::kRowMajor, 1),
+      Problem(1, 17, 3, Layout::kRowMajor, Layout::kRowMajor, 1),
+      Problem(9, 40, 33, Layout::kColMajor, Layout::kColMajor, 3),
+  };
+  for (const GemmProblem& p : problems) {
+    const HostBuffer a = RandomBuffer(DataType::kF32, BufferElements(p.a, p.batch_count, p.m, p.k), 1);
+    const HostBuffer b = RandomBuffer(DataType::kF32, BufferElements(p.b, p.batch_count, p.k, p.n), 2);
+    const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data(), 3);
+    ASSERT_EQ(acc.size(), static_cast<size_t>(p.batch_count * p.m * p.n));
+    for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          double want = 0;
+          for (int64_t kk = 0; kk < p.k; ++kk) {
+            want += static_cast<double>(a.values[ElementIndex(p.a, bt, i, kk)]) *
+                    b.values[ElementIndex(p.b, bt, kk, j)];
+          }
+          ASSERT_NEAR(acc[(bt * p.m + i) * p.n + j], want, 1e-12 * (1 + std::abs(want)))
+              << p.m << "x" << p.n << "x" << p.k << " at " << bt << "," << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(ReferenceTest, RelativeErrorAppliesEpilogueAndCatchesNaN) {
+  GemmProblem p = Problem(2, 3, 1, Layout::kRowMajor, Layout::kRowMajor, 1);
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kRelu;
+  const std::vector<double> acc = {1, -2, 3, -4, 5, -6};
+  const float bias[] = {0.5f, 0.5f, -10.0f};
+  const float exact_plain[] = {1, -2, 3, -4, 5, -6};
+  const float exact_epi[] = {1.5f, 0, 0, 0, 5.5f, 0};
+  EXPECT_EQ(RelativeError(p, acc, nullptr, bias, exact_plain, false), 0.0);
+  EXPECT_EQ(RelativeError(p, acc, nullptr, bias, exact_epi, true), 0.0);
+  EXPECT_GT(RelativeError(p, acc, nullptr, bias, exact_plain, true), 0.5);
+  float with_nan[6] = {1.5f, 0, 0, 0, 5.5f, NAN};
+  EXPECT_TRUE(std::isinf(RelativeError(p, acc, nullptr, bias, with_nan, true)));
+  EXPECT_NEAR(ApplyActivation(Activation::kGeluTanh, 1.0), 0.8411919906, 1e-9);
+  EXPECT_NEAR(ApplyActivation(Activation::kGeluErf, 1.0), 0.8413447461, 1e-9);
+  EXPECT_NEAR(ApplyActivation(Activation::kSilu, 1.0), 0.7310585786, 1e-9);
+}
+
+TEST(SuitesTest, MatchBenchmarksMd) {
+  EXPECT_EQ(MakeSuite("S1")->size(), 21u);
+  EXPECT_EQ(MakeSuite("s2")->size(), 8u);
+  EXPECT_EQ(MakeSuite("S3")->size(), 1u);
+  EXPECT_EQ(MakeSuite("S6")->size(), 2u);
+  auto bad = MakeSuite("S4");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+
+  const BenchCase s1 = MakeSuite("S1")->front();
+  EXPECT_EQ(s1.label, "bf16 M=1 N=2048 K=4096");
+  EXPECT_EQ(s1.rotate, 100);
+  EXPECT_TRUE(s1.memory_bound);
+  EXPECT_EQ(s1.problem.b.layout, Layout::kColMajor);
+  EXPECT_EQ(s1.problem.b.ld, 4096);
+  // 16.8 MB of weights, as BENCHMARKS.md says.
+  EXPECT_NEAR(BytesMoved(s1.problem), 2048.0 * 4096 * 2 + 4096 * 2 + 2048 * 2, 1);
+
+  const BenchCase s2 = MakeSuite("S2")->front();  // "64 x 256 x 128" is M x K x N
+  EXPECT_EQ(s2.problem.m, 64);
+  EXPECT_EQ(s2.problem.k, 256);
+  EXPECT_EQ(s2.problem.n, 128);
+  EXPECT_EQ(s2.problem.epilogue.bias, BiasMode::kPerColumn);
+  EXPECT_EQ(s2.problem.epilogue.activation, Activation::kRelu);
+  EXPECT_FALSE(ComputesEpilogue(Impl::kCublasMm, s2.problem));
+  EXPECT_TRUE(ComputesEpilogue(Impl::kCublasReluBias, s2.problem));
+
+  const BenchCase s3 = MakeSuite("S3")->front();
+  EXPECT_EQ(s3.problem.batch_count, 12);
+  EXPECT_EQ(s3.problem.d.ld, 12 * 3072);
+  EXPECT_EQ(s3.problem.d.batch_stride, 3072);
+  EXPECT_DOUBLE_EQ(Flops(s3.problem), 2.0 * 2560 * 3072 * 1024 * 12);
+}
+
+TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
+  CaseResult r;
+  r.bench_case = MakeSuite("S2")->front();
+  CellResult mm;
+  mm.impl = Impl::kCublasMm;
+  mm.us = 2.5;
+  mm.rel_err = 1e-4;
+  mm.plan = "cublasLt plain, workspace 0 B";
+  CellResult jit;
+  jit.impl = Impl::kJit;
+  jit.us = 2.0;
+  jit.rel_err = 2e-4;
+  jit.plan = "jit gemm_sm80_f16";
+  jit.create_ms = 40;
+  CellResult wrong;
+  wrong.impl = Impl::kAuto;
+  wrong.wrong = true;
+  wrong.status = absl::InternalError("WRONG RESULT: x, \"y\"");
+  r.cells = {mm, jit, wrong};
+  CaseResult failed;
+  failed.bench_case = MakeSuite("S6")->front();
+  failed.status = absl::ResourceExhaustedError("no memory");
+
+  const std::string csv = CsvText({r, failed});
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 5u);  // header, 3 cells, 1 failed case
+  auto fields = [](const std::string& line) {
+    int n = 1;
+    bool quoted = false;
+    for (char ch : line) {
+      if (ch == '"') quoted = !quoted;
+      if (ch == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
+  EXPECT_THAT(lines[2], HasSubstr(",jit,ok,2.000,"));
+  EXPECT_THAT(lines[2], HasSubstr(",1.2500,"));  // 2.5 / 2.0 vs cublas_mm
+  EXPECT_THAT(lines[3], HasSubstr(",auto,wrong,"));
+  EXPECT_THAT(lines[4], HasSubstr("setup_error"));
+}
+
+// ---------------------------------------------------------------------------
+// On a GPU.
+
+bool HasDevice(std::string* why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) *why = cudaGetErrorString(err);
+  if (err == cudaSuccess && count == 0) *why = "cudaGetDeviceCount returned 0";
+  return err == cudaSuccess && count > 0;
+}
+
+#define REQUIRE_DEVICE()                                                 \
+  do {                                                                   \
+    std::string why;                                                     \
+    if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why;     \
+  } while (0)
+
+TEST(BenchGpuTest, ReluKernelZeroesNegativesOfEveryWidth) {
+  REQUIRE_DEVICE();
+  absl::StatusOr<std::unique_ptr<ReluKernel>> relu = ReluKernel::Create();
+  ASSERT_TRUE(relu.ok()) << relu.status();
+  for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
+    for (int64_t count : {int64_t{1}, int64_t{7}, int64_t{4096}, int64_t{100003}}) {
+      const HostBuffer h = RandomBuffer(t, count, 3);
+      DeviceBuffer d;
+      ASSERT_TRUE(d.Allocate(h.bytes.size()).ok());
+      ASSERT_EQ(cudaMemcpy(d.get(), h.bytes.data(), h.bytes.size(), cudaMemcpyHostToDevice),
+                cudaSuccess);
+      ASSERT_TRUE((*relu)->Launch(d.get(), count, ElementBytes(t), nullptr).ok());
+      std::vector<unsigned char> raw(h.bytes.size());
+      ASSERT_EQ(cudaMemcpy(raw.data(), d.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      const std::vector<float> got = DecodeElements(t, raw.data(), count);
+      for (int64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got[i], std::max(h.values[i], 0.0f)) << i << " of " << count;
+      }
+    }
+  }
+}
+
+TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
+  REQUIRE_DEVICE();
+  absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  BenchCase c = MakeSuite("S2")->front();  // f16 64x256x128, bias + relu
+  const GemmProblem& p = c.problem;
+  const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, 1, p.m, p.k), 1);
+  const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, 1, p.k, p.n), 2);
+  const HostBuffer bias = RandomBuffer(p.d.type, p.n, 3);
+  DeviceBuffer da, db, dd, dbias;
+  ASSERT_TRUE(da.Allocate(a.bytes.size()).ok());
+  ASSERT_TRUE(db.Allocate(b.bytes.size()).ok());
+  ASSERT_TRUE(dd.Allocate(p.m * p.n * 2).ok());
+  ASSERT_TRUE(dbias.Allocate(bias.bytes.size()).ok());
+  cudaMemcpy(da.get(), a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(db.get(), b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(dbias.get(), bias.bytes.data(), bias.bytes.size(), cudaMemcpyHostToDevice);
+  const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
+
+  for (LtBaselineEpilogue epi : {LtBaselineEpilogue::kNone, LtBaselineEpilogue::kReluBias}) {
+    absl::StatusOr<std::unique_ptr<LtBaseline>> lt = LtBaseline::Create(
+        (*ctx)->lt(), p, epi, (*ctx)->workspace(), (*ctx)->workspace_bytes());
+    ASSERT_TRUE(lt.ok()) << lt.status();
+    cudaMemset(dd.get(), 0xff, p.m * p.n * 2);
+    ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), dbias.get(), nullptr).ok());
+    std::vector<unsigned char> raw(p.m * p.n * 2);
+    ASSERT_EQ(cudaMemcpy(raw.data(), dd.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    const std::vector<float> d = DecodeElements(p.d.type, raw.data(), p.m * p.n);
+    EXPECT_LT(RelativeError(p, acc, nullptr, bias.values.data(), d.data(),
+                            epi != LtBaselineEpilogue::kNone),
+              Tolerance(p.d.type, false))
+        << (*lt)->describe();
+    TimingConfig timing;
+    timing.launches = 10;
+    timing.replays = 3;
+    absl::StatusOr<double> us = TimeWithGraph(
+        [&](int, cudaStream_t s) {
+          return (*lt)->Run(da.get(), db.get(), nullptr, dd.get(), dbias.get(), s);
+        },
+        (*ctx)->stream(), timing);
+    ASSERT_TRUE(us.ok()) << us.status();
+    EXPECT_GT(*us, 0.0);
+    EXPECT_LT(*us, 1000.0);
+  }
+}
+
+TEST(BenchGpuTest, TimerReportsAFailureInsideCapture) {
+  REQUIRE_DEVICE();
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  TimingConfig timing;
+  timing.warmup = 0;
+  absl::StatusOr<double> us = TimeWithGraph(
+      [](int iter, cudaStream_t) {
+        return iter == 3 ? absl::InternalError("boom") : absl::OkStatus();
+      },
+      s, timing);
+  ASSERT_FALSE(us.ok());
+  EXPECT_THAT(std::string(us.status().message()), HasSubstr("call 3 inside graph capture"));
+  cudaStreamQuery(s);  // the stream is usable again
+  cudaStreamDestroy(s);
+}
+
+}  // namespace
+}  // namespace jitgemm::bench

@@ -1,0 +1,61 @@
+// The cuBLAS baselines jitgemm-bench measures itself, straight through
+// cuBLASLt and independent of the library's own cuBLAS backend: the plain
+// product, the product with Lt's BIAS epilogue, and with RELU_BIAS.
+//
+// Only what the suites need: D row-major (computed as D^T = B^T A^T), A and B
+// of either order, strided batches, a per-column bias (nn.Linear's).
+//
+// Thread safety: Run sets the bias pointer on the descriptor; one thread.
+#ifndef JITGEMM_TOOLS_BENCH_LT_BASELINE_H_
+#define JITGEMM_TOOLS_BENCH_LT_BASELINE_H_
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::bench {
+
+enum class LtBaselineEpilogue { kNone, kBias, kReluBias };
+
+class LtBaseline {
+ public:
+  // REQUIRES: problem canonical and valid; d row-major; a bias epilogue only
+  // with problem.epilogue.bias == kPerColumn.
+  static absl::StatusOr<std::unique_ptr<LtBaseline>> Create(cublasLtHandle_t handle,
+                                                            const GemmProblem& problem,
+                                                            LtBaselineEpilogue epilogue,
+                                                            void* workspace,
+                                                            size_t workspace_bytes);
+  ~LtBaseline();
+
+  absl::Status Run(const void* a, const void* b, const void* c, void* d, const void* bias,
+                   cudaStream_t stream);
+
+  // e.g. "cublasLt RELU_BIAS, workspace 1048576 B".
+  const std::string& describe() const { return describe_; }
+
+ private:
+  LtBaseline() = default;
+
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
+  cublasLtMatmulHeuristicResult_t algo_ = {};
+  bool bias_ = false;
+  float alpha_ = 1.0f, beta_ = 0.0f;
+  void* workspace_ = nullptr;
+  std::string describe_;
+};
+
+// "major.minor.patch" of the loaded cuBLASLt.
+std::string CublasLtVersionString();
+
+}  // namespace jitgemm::bench
+
+#endif  // JITGEMM_TOOLS_BENCH_LT_BASELINE_H_

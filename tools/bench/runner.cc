@@ -1,0 +1,332 @@
+#include "tools/bench/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "jitgemm/plan.h"
+#include "tools/bench/host_data.h"
+#include "tools/bench/lt_baseline.h"
+#include "tools/bench/reference.h"
+
+namespace jitgemm::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReservedBytes = size_t{1} << 30;  // plans, modules, workspaces
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// The inputs and output of one case, on host and device. B has `rotate`
+// identical device copies that consecutive calls cycle through.
+struct CaseData {
+  GemmProblem p;
+  HostBuffer a, b, c, bias;
+  DeviceBuffer da, dc, dd, dbias;
+  std::vector<DeviceBuffer> db;
+  int64_t d_elements = 0;
+
+  const void* A() const { return da.get(); }
+  const void* B(int iter) const { return db[iter % db.size()].get(); }
+  const void* C() const { return p.epilogue.beta != 0.0f ? dc.get() : nullptr; }
+  void* D() const { return dd.get(); }
+  const void* Bias() const { return p.epilogue.bias != BiasMode::kNone ? dbias.get() : nullptr; }
+  size_t DBytes() const { return d_elements * ElementBytes(p.d.type); }
+};
+
+const void* Offset(const void* base, int64_t elements, DataType type) {
+  return static_cast<const char*>(base) + elements * ElementBytes(type);
+}
+
+absl::Status Upload(const HostBuffer& h, DeviceBuffer& d) {
+  BENCH_CUDA(cudaMemcpy(d.get(), h.bytes.data(), h.bytes.size(), cudaMemcpyHostToDevice));
+  return absl::OkStatus();
+}
+
+absl::Status Prepare(const BenchCase& bc, int rotate, CaseData& data, int* rotate_used) {
+  const GemmProblem& p = bc.problem;
+  data.p = p;
+  const int64_t batches = p.batch_count;
+  const uint64_t seed = std::hash<std::string>()(bc.suite + bc.label);
+  data.a = RandomBuffer(p.a.type, BufferElements(p.a, batches, p.m, p.k), seed + 1);
+  data.b = RandomBuffer(p.b.type, BufferElements(p.b, batches, p.k, p.n), seed + 2);
+  if (p.epilogue.beta != 0.0f) {
+    data.c = RandomBuffer(p.c.type, BufferElements(p.c, batches, p.m, p.n), seed + 3);
+  }
+  if (p.epilogue.bias != BiasMode::kNone) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    data.bias =
+        RandomBuffer(p.d.type, p.epilogue.bias_batch_stride * (batches - 1) + len, seed + 4);
+  }
+  data.d_elements = BufferElements(p.d, batches, p.m, p.n);
+
+  size_t free_bytes = 0, total_bytes = 0;
+  BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const size_t fixed = data.a.bytes.size() + data.c.bytes.size() + data.bias.bytes.size() +
+                       data.DBytes() + kReservedBytes;
+  const size_t b_bytes = data.b.bytes.size();
+  if (free_bytes < fixed + b_bytes) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "needs %d MiB of device memory, %d MiB free", (fixed + b_bytes) >> 20, free_bytes >> 20));
+  }
+  *rotate_used = static_cast<int>(
+      std::min<size_t>(std::max(rotate, 1), (free_bytes - fixed) / std::max<size_t>(b_bytes, 1)));
+
+  JITGEMM_RETURN_IF_ERROR(data.da.Allocate(data.a.bytes.size()));
+  JITGEMM_RETURN_IF_ERROR(Upload(data.a, data.da));
+  data.db.resize(*rotate_used);
+  for (int i = 0; i < *rotate_used; ++i) {
+    JITGEMM_RETURN_IF_ERROR(data.db[i].Allocate(b_bytes));
+    if (i == 0) {
+      JITGEMM_RETURN_IF_ERROR(Upload(data.b, data.db[0]));
+    } else {
+      BENCH_CUDA(cudaMemcpy(data.db[i].get(), data.db[0].get(), b_bytes,
+                            cudaMemcpyDeviceToDevice));
+    }
+  }
+  JITGEMM_RETURN_IF_ERROR(data.dd.Allocate(data.DBytes()));
+  if (!data.c.bytes.empty()) {
+    JITGEMM_RETURN_IF_ERROR(data.dc.Allocate(data.c.bytes.size()));
+    JITGEMM_RETURN_IF_ERROR(Upload(data.c, data.dc));
+  }
+  if (!data.bias.bytes.empty()) {
+    JITGEMM_RETURN_IF_ERROR(data.dbias.Allocate(data.bias.bytes.size()));
+    JITGEMM_RETURN_IF_ERROR(Upload(data.bias, data.dbias));
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
+  return absl::OkStatus();
+}
+
+// One column ready to run: the call and what it is.
+struct Column {
+  LaunchFn launch;
+  std::string plan;
+  double create_ms = -1;
+};
+
+bool IsLinearBiasRelu(const GemmProblem& p) {
+  return p.epilogue.bias == BiasMode::kPerColumn && p.epilogue.activation == Activation::kRelu;
+}
+
+absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConfig& config,
+                                  BenchContext& ctx) {
+  const GemmProblem& p = data.p;
+  Column col;
+  GemmProblem plain = p;
+  plain.epilogue.bias = BiasMode::kNone;
+  plain.epilogue.bias_batch_stride = 0;
+  plain.epilogue.activation = Activation::kNone;
+  const CaseData* d = &data;
+
+  auto lt = [&](const GemmProblem& problem,
+                LtBaselineEpilogue epi) -> absl::StatusOr<std::shared_ptr<LtBaseline>> {
+    absl::StatusOr<std::unique_ptr<LtBaseline>> made =
+        LtBaseline::Create(ctx.lt(), problem, epi, ctx.workspace(), ctx.workspace_bytes());
+    if (!made.ok()) return made.status();
+    return std::shared_ptr<LtBaseline>(std::move(*made));
+  };
+
+  switch (impl) {
+    case Impl::kCublasMm: {
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(plain, LtBaselineEpilogue::kNone);
+      if (!l.ok()) return l.status();
+      col.plan = (*l)->describe();
+      col.launch = [l = *l, d](int i, cudaStream_t s) {
+        return l->Run(d->A(), d->B(i), d->C(), d->D(), nullptr, s);
+      };
+      return col;
+    }
+    case Impl::kCublasLoop: {
+      GemmProblem one = plain;
+      one.batch_count = 1;
+      one.a.batch_stride = one.b.batch_stride = one.c.batch_stride = one.d.batch_stride =
+          kNoStride;
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(one, LtBaselineEpilogue::kNone);
+      if (!l.ok()) return l.status();
+      col.plan = absl::StrCat(p.batch_count, " x ", (*l)->describe());
+      col.launch = [l = *l, d](int i, cudaStream_t s) -> absl::Status {
+        const GemmProblem& q = d->p;
+        const auto stride = [](const Operand& op) {
+          return op.batch_stride == kNoStride ? int64_t{0} : op.batch_stride;
+        };
+        for (int64_t g = 0; g < q.batch_count; ++g) {
+          const void* c = d->C() ? Offset(d->C(), g * stride(q.c), q.c.type) : nullptr;
+          absl::Status s1 = l->Run(
+              Offset(d->A(), g * stride(q.a), q.a.type), Offset(d->B(i), g * stride(q.b), q.b.type),
+              c, const_cast<void*>(Offset(d->D(), g * stride(q.d), q.d.type)), nullptr, s);
+          if (!s1.ok()) return s1;
+        }
+        return absl::OkStatus();
+      };
+      return col;
+    }
+    case Impl::kAddmmRelu: {
+      if (!IsLinearBiasRelu(p) || p.batch_count != 1 || p.d.ld != p.n) {
+        return absl::UnimplementedError("addmm+relu needs one packed D with bias and relu");
+      }
+      GemmProblem biased = p;
+      biased.epilogue.activation = Activation::kNone;
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(biased, LtBaselineEpilogue::kBias);
+      if (!l.ok()) return l.status();
+      absl::StatusOr<const ReluKernel*> relu = ctx.Relu();
+      if (!relu.ok()) return relu.status();
+      col.plan = absl::StrCat((*l)->describe(), " + NVRTC relu kernel");
+      col.launch = [l = *l, relu = *relu, d](int i, cudaStream_t s) -> absl::Status {
+        absl::Status st = l->Run(d->A(), d->B(i), d->C(), d->D(), d->Bias(), s);
+        if (!st.ok()) return st;
+        return relu->Launch(d->D(), d->p.m * d->p.n, ElementBytes(d->p.d.type), s);
+      };
+      return col;
+    }
+    case Impl::kCublasReluBias: {
+      if (!IsLinearBiasRelu(p)) {
+        return absl::UnimplementedError("RELU_BIAS needs a per-column bias and relu");
+      }
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(p, LtBaselineEpilogue::kReluBias);
+      if (!l.ok()) return l.status();
+      col.plan = (*l)->describe();
+      col.launch = [l = *l, d](int i, cudaStream_t s) {
+        return l->Run(d->A(), d->B(i), d->C(), d->D(), d->Bias(), s);
+      };
+      return col;
+    }
+    case Impl::kJit:
+    case Impl::kAuto: {
+      Options options = config.plan_options;
+      options.backend = impl == Impl::kJit ? BackendPolicy::kJitOnly : BackendPolicy::kAuto;
+      const Clock::time_point t0 = Clock::now();
+      absl::StatusOr<Plan> plan = Plan::Create(p, options);
+      col.create_ms = 1000.0 * Seconds(t0);
+      if (!plan.ok()) {
+        return absl::Status(plan.status().code(),
+                            absl::StrCat("Plan::Create: ", plan.status().message()));
+      }
+      const PlanInfo& info = plan->info();
+      col.plan = absl::StrCat(info.backend, " ", info.kernel_name,
+                              info.compiled ? " (compiled)" : "");
+      auto shared = std::make_shared<Plan>(*std::move(plan));
+      col.launch = [shared, d](int i, cudaStream_t s) {
+        GemmPointers ptrs;
+        ptrs.a = d->A();
+        ptrs.b = d->B(i);
+        ptrs.c = d->C();
+        ptrs.d = d->D();
+        ptrs.bias = d->Bias();
+        return shared->Run(ptrs, s);
+      };
+      return col;
+    }
+  }
+  return absl::InvalidArgumentError("unknown column");
+}
+
+// Runs call 0 once into a NaN-filled D and measures the error.
+absl::Status Check(const Column& col, Impl impl, const CaseData& data,
+                   const std::vector<double>& acc, cudaStream_t stream, CellResult& cell) {
+  BENCH_CUDA(cudaMemsetAsync(data.D(), 0xff, data.DBytes(), stream));  // NaN in every type
+  absl::Status s = col.launch(0, stream);
+  if (!s.ok()) return s;
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  std::vector<unsigned char> raw(data.DBytes());
+  BENCH_CUDA(cudaMemcpy(raw.data(), data.D(), raw.size(), cudaMemcpyDeviceToHost));
+  const std::vector<float> d = DecodeElements(data.p.d.type, raw.data(), data.d_elements);
+  cell.rel_err = RelativeError(data.p, acc, data.c.values.data(), data.bias.values.data(),
+                               d.data(), ComputesEpilogue(impl, data.p));
+  return absl::OkStatus();
+}
+
+// Clears a non-sticky error left by a failed call; reports a sticky one.
+bool ContextBroken(std::string* why) {
+  const cudaError_t err = cudaGetLastError();
+  if (!IsStickyError(err)) return false;
+  *why = absl::StrCat(cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+  return true;
+}
+
+}  // namespace
+
+CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& ctx) {
+  CaseResult result;
+  result.bench_case = bc;
+  const std::string name = absl::StrCat(bc.suite, " ", bc.label);
+  std::fprintf(stderr, "[%s]\n", name.c_str());
+
+  CaseData data;
+  result.status = Prepare(bc, config.rotate > 0 ? config.rotate : bc.rotate, data, &result.rotate);
+  if (!result.status.ok()) {
+    std::fprintf(stderr, "  setup failed: %s\n", result.status.ToString().c_str());
+    std::string why;
+    result.fatal = ContextBroken(&why);
+    return result;
+  }
+  if (result.rotate < std::max(config.rotate > 0 ? config.rotate : bc.rotate, 1)) {
+    std::fprintf(stderr, "  note: device memory allows rotating over %d weight buffers only\n",
+                 result.rotate);
+  }
+  const Clock::time_point t0 = Clock::now();
+  const std::vector<double> acc = ReferenceProduct(data.p, data.a.values.data(),
+                                                   data.b.values.data(), config.reference_threads);
+  result.reference_seconds = Seconds(t0);
+  std::fprintf(stderr, "  float64 reference: %.2f s\n", result.reference_seconds);
+
+  const double tolerance = Tolerance(data.p.d.type, config.plan_options.allow_tf32);
+  for (Impl impl : bc.impls) {
+    if (!config.impls.empty() &&
+        std::find(config.impls.begin(), config.impls.end(), impl) == config.impls.end()) {
+      continue;
+    }
+    CellResult cell;
+    cell.impl = impl;
+    cell.tolerance = tolerance;
+    absl::StatusOr<Column> col = MakeColumn(impl, data, config, ctx);
+    if (!col.ok()) {
+      cell.status = col.status();
+    } else {
+      cell.plan = col->plan;
+      cell.create_ms = col->create_ms;
+      cell.status = Check(*col, impl, data, acc, ctx.stream(), cell);
+      if (cell.status.ok() && !(cell.rel_err <= tolerance)) {
+        cell.wrong = true;
+        cell.status = absl::InternalError(absl::StrFormat(
+            "WRONG RESULT: relative Frobenius error %.3g exceeds %.1g", cell.rel_err, tolerance));
+      }
+      if (cell.status.ok()) {
+        absl::StatusOr<double> us = TimeWithGraph(col->launch, ctx.stream(), config.timing);
+        if (us.ok()) {
+          cell.us = *us;
+        } else {
+          cell.status = us.status();
+        }
+      }
+    }
+    if (cell.status.ok()) {
+      std::fprintf(stderr, "  %-12s %10.2f us  err %.2e  %s\n", ImplName(impl), cell.us,
+                   cell.rel_err, cell.plan.c_str());
+    } else {
+      std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(impl), cell.wrong ? "FAIL" : "error",
+                   cell.status.ToString().c_str());
+    }
+    result.cells.push_back(std::move(cell));
+    std::string why;
+    if (ContextBroken(&why)) {
+      std::fprintf(stderr, "  the CUDA context is broken (%s); stopping\n", why.c_str());
+      result.fatal = true;
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace jitgemm::bench

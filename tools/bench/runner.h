@@ -1,0 +1,54 @@
+// Runs one benchmark case: random inputs, the float64 reference, then per
+// column (cuBLAS baselines and jitgemm plans) a correctness check on a
+// NaN-poisoned output followed by graph timing.
+//
+// Thread safety: one case at a time per BenchContext.
+#ifndef JITGEMM_TOOLS_BENCH_RUNNER_H_
+#define JITGEMM_TOOLS_BENCH_RUNNER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jitgemm/options.h"
+#include "tools/bench/context.h"
+#include "tools/bench/graph_timer.h"
+#include "tools/bench/suites.h"
+
+namespace jitgemm::bench {
+
+struct RunConfig {
+  TimingConfig timing;
+  int rotate = 0;           // > 0 overrides every case's rotation
+  Options plan_options;     // base options of the jitgemm columns
+  std::vector<Impl> impls;  // empty: every column of the case
+  int reference_threads = 0;
+};
+
+struct CellResult {
+  Impl impl = Impl::kCublasMm;
+  absl::Status status;  // OK when measured
+  bool wrong = false;   // the output failed the correctness check
+  double rel_err = -1;  // relative Frobenius error; < 0 when not checked
+  double tolerance = 0;
+  double us = -1;       // median µs per call; < 0 when not measured
+  std::string plan;     // what ran
+  double create_ms = -1;  // Plan::Create wall time (jitgemm columns)
+};
+
+struct CaseResult {
+  BenchCase bench_case;
+  int rotate = 1;  // buffers actually rotated (memory may lower it)
+  double reference_seconds = 0;
+  absl::Status status;  // a case-level failure (allocation, ...)
+  std::vector<CellResult> cells;
+  bool fatal = false;  // the CUDA context is unusable: stop the run
+};
+
+CaseResult RunCase(const BenchCase& bench_case, const RunConfig& config, BenchContext& context);
+
+}  // namespace jitgemm::bench
+
+#endif  // JITGEMM_TOOLS_BENCH_RUNNER_H_

@@ -1,0 +1,192 @@
+#include "tools/bench/suites.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+
+namespace jitgemm::bench {
+namespace {
+
+const char* TypeLabel(DataType t) {
+  return t == DataType::kF32 ? "f32" : (t == DataType::kF16 ? "f16" : "bf16");
+}
+
+// Fills packed leading dimensions; clears strides of an unbatched problem.
+GemmProblem Canonical(GemmProblem p) {
+  auto fill = [](Operand& op, int64_t rows, int64_t cols) {
+    if (op.ld == 0) op.ld = op.layout == Layout::kRowMajor ? cols : rows;
+  };
+  fill(p.a, p.m, p.k);
+  fill(p.b, p.k, p.n);
+  fill(p.c, p.m, p.n);
+  fill(p.d, p.m, p.n);
+  if (p.batch_count == 1) {
+    p.a.batch_stride = p.b.batch_stride = p.c.batch_stride = p.d.batch_stride = kNoStride;
+    p.epilogue.bias_batch_stride = 0;
+  }
+  if (p.epilogue.beta == 0.0f) p.c = p.d;
+  return p;
+}
+
+// D (M x N, row-major) = A (M x K, row-major) B; B is nn.Linear's (N, K)
+// row-major weight (column-major K x N) when `linear_weight`, else row-major.
+GemmProblem Plain(DataType type, int64_t m, int64_t n, int64_t k, bool linear_weight) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a.type = p.b.type = p.c.type = p.d.type = type;
+  p.b.layout = linear_weight ? Layout::kColMajor : Layout::kRowMajor;
+  return Canonical(p);
+}
+
+std::vector<BenchCase> SmallMLinear() {
+  std::vector<BenchCase> cases;
+  const int64_t nk[][2] = {{2048, 4096}, {4096, 4096}, {12288, 4096}};
+  for (const auto& [n, k] : nk) {
+    for (int64_t m : {1, 2, 4, 8, 16, 32, 64}) {
+      BenchCase c;
+      c.suite = "S1";
+      c.label = absl::StrFormat("bf16 M=%d N=%d K=%d", m, n, k);
+      c.problem = Plain(DataType::kBF16, m, n, k, /*linear_weight=*/true);
+      c.rotate = 100;
+      c.memory_bound = true;
+      c.impls = {Impl::kCublasMm, Impl::kJit, Impl::kAuto};
+      cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
+std::vector<BenchCase> BiasRelu() {
+  struct Shape {
+    DataType type;
+    int64_t m, k, n;  // BENCHMARKS.md writes M x K x N
+  };
+  const Shape shapes[] = {
+      {DataType::kF16, 64, 256, 128},     {DataType::kF16, 128, 256, 256},
+      {DataType::kF16, 1024, 1024, 1024}, {DataType::kF16, 512, 4096, 4096},
+      {DataType::kF16, 4096, 4096, 4096}, {DataType::kBF16, 4096, 4096, 4096},
+      {DataType::kF32, 64, 256, 128},     {DataType::kF32, 1024, 1024, 1024},
+  };
+  std::vector<BenchCase> cases;
+  for (const Shape& s : shapes) {
+    BenchCase c;
+    c.suite = "S2";
+    c.label = absl::StrFormat("%s %dx%dx%d", TypeLabel(s.type), s.m, s.k, s.n);
+    c.problem = Plain(s.type, s.m, s.n, s.k, /*linear_weight=*/true);
+    c.problem.epilogue.bias = BiasMode::kPerColumn;
+    c.problem.epilogue.activation = Activation::kRelu;
+    c.impls = {Impl::kCublasMm, Impl::kAddmmRelu, Impl::kCublasReluBias, Impl::kJit,
+               Impl::kAuto};
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::vector<BenchCase> GroupedLinear() {
+  // Seed 001: x (B, G, Din) row-major, W (G, Din, Dout), y written in (B, G, Dout).
+  const int64_t B = 2560, G = 12, Din = 1024, Dout = 3072;
+  BenchCase c;
+  c.suite = "S3";
+  c.label = absl::StrFormat("bf16 B=%d G=%d %d->%d", B, G, Din, Dout);
+  GemmProblem p;
+  p.m = B;
+  p.n = Dout;
+  p.k = Din;
+  p.batch_count = G;
+  p.a = {DataType::kBF16, Layout::kRowMajor, G * Din, Din};
+  p.b = {DataType::kBF16, Layout::kRowMajor, Dout, Din * Dout};
+  p.d = {DataType::kBF16, Layout::kRowMajor, G * Dout, Dout};
+  p.c = p.d;
+  c.problem = Canonical(p);
+  c.impls = {Impl::kCublasLoop, Impl::kCublasMm, Impl::kJit, Impl::kAuto};
+  return {c};
+}
+
+std::vector<BenchCase> LargeGemm() {
+  std::vector<BenchCase> cases;
+  for (const auto& [type, size] : {std::pair{DataType::kBF16, int64_t{8192}},
+                                   std::pair{DataType::kF16, int64_t{4096}}}) {
+    BenchCase c;
+    c.suite = "S6";
+    c.label = absl::StrFormat("%s %dx%dx%d", TypeLabel(type), size, size, size);
+    c.problem = Plain(type, size, size, size, /*linear_weight=*/false);
+    c.impls = {Impl::kCublasMm, Impl::kJit, Impl::kAuto};
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// Elements of one operand that one call must touch (a stride-0 operand once).
+double OperandElements(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
+  const bool shared = batches > 1 && op.batch_stride == 0;
+  return static_cast<double>(shared ? 1 : batches) * rows * cols;
+}
+
+}  // namespace
+
+const char* ImplName(Impl impl) {
+  switch (impl) {
+    case Impl::kCublasMm:
+      return "cublas_mm";
+    case Impl::kCublasLoop:
+      return "cublas_loop";
+    case Impl::kAddmmRelu:
+      return "addmm_relu";
+    case Impl::kCublasReluBias:
+      return "lt_relu_bias";
+    case Impl::kJit:
+      return "jit";
+    case Impl::kAuto:
+      return "auto";
+  }
+  return "?";
+}
+
+bool IsBaseline(Impl impl) { return impl != Impl::kJit && impl != Impl::kAuto; }
+
+bool ComputesEpilogue(Impl impl, const GemmProblem& problem) {
+  switch (impl) {
+    case Impl::kCublasMm:
+    case Impl::kCublasLoop:
+      return problem.epilogue.bias == BiasMode::kNone &&
+             problem.epilogue.activation == Activation::kNone;
+    default:
+      return true;
+  }
+}
+
+absl::StatusOr<std::vector<BenchCase>> MakeSuite(std::string_view name) {
+  const std::string s = absl::AsciiStrToUpper(std::string(name));
+  if (s == "S1") return SmallMLinear();
+  if (s == "S2") return BiasRelu();
+  if (s == "S3") return GroupedLinear();
+  if (s == "S6") return LargeGemm();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown suite '%s' (known: S1, S2, S3, S6)", name));
+}
+
+double Flops(const GemmProblem& p) {
+  return 2.0 * static_cast<double>(p.m) * p.n * p.k * p.batch_count;
+}
+
+double BytesMoved(const GemmProblem& p) {
+  const int64_t batches = p.batch_count;
+  auto bytes = [](DataType t) { return t == DataType::kF32 ? 4.0 : 2.0; };
+  double total = OperandElements(p.a, batches, p.m, p.k) * bytes(p.a.type) +
+                 OperandElements(p.b, batches, p.k, p.n) * bytes(p.b.type) +
+                 OperandElements(p.d, batches, p.m, p.n) * bytes(p.d.type);
+  if (p.epilogue.beta != 0.0f) total += OperandElements(p.c, batches, p.m, p.n) * bytes(p.c.type);
+  if (p.epilogue.bias != BiasMode::kNone) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t copies = p.epilogue.bias_batch_stride == 0 ? 1 : batches;
+    total += static_cast<double>(len) * copies * bytes(p.d.type);
+  }
+  return total;
+}
+
+}  // namespace jitgemm::bench
