@@ -1,0 +1,205 @@
+// The sm80 epilogue: D = act(alpha * acc + beta * C + bias) straight from the
+// mma accumulators (each thread owns column pairs), with 2-element vector
+// loads and stores where the layout and alignment allow; and the split-K
+// reduction through the plan's zeroed workspace.
+#pragma once
+
+#include "jitgemm/common/args.cuh"
+#include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/types.cuh"
+
+namespace jitgemm {
+namespace sm80 {
+
+// Two consecutive elements p[0], p[1] as floats; a missing one reads as 0.
+// kVec: p is aligned to two elements, so one load fetches both.
+template <class E>
+__device__ __forceinline__ void LoadPairVec(const E* p, float& x, float& y) {
+  unsigned w;
+  asm volatile("ld.global.b32 %0, [%1];" : "=r"(w) : "l"(p));
+  E lo, hi;
+  lo.bits = static_cast<unsigned short>(w & 0xffffu);
+  hi.bits = static_cast<unsigned short>(w >> 16);
+  x = ToFloat(lo);
+  y = ToFloat(hi);
+}
+template <>
+__device__ __forceinline__ void LoadPairVec<float>(const float* p, float& x, float& y) {
+  asm volatile("ld.global.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "l"(p));
+}
+template <class E, bool kVec>
+__device__ __forceinline__ void LoadPair(const E* p, bool ok0, bool ok1, float& x, float& y) {
+  if (kVec && ok1) {
+    LoadPairVec<E>(p, x, y);
+  } else {
+    x = ok0 ? ToFloat(p[0]) : 0.f;
+    y = ok1 ? ToFloat(p[1]) : 0.f;
+  }
+}
+
+template <class E>
+__device__ __forceinline__ void StorePairVec(E* p, float x, float y) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(p), "r"(Pack2<E>(x, y)) : "memory");
+}
+template <>
+__device__ __forceinline__ void StorePairVec<float>(float* p, float x, float y) {
+  asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
+}
+
+template <class S, int kMI, int kNI>
+struct Epilogue {
+  using C = typename S::ElementC;
+  using D = typename S::ElementD;
+  static constexpr bool kMFull = S::kM != 0 && S::kM % S::kBlockM == 0;
+  static constexpr bool kNFull = S::kN % S::kBlockN == 0;
+  // Column pairs are contiguous only in row-major C / D.
+  static constexpr bool kVecD = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+  static constexpr bool kVecC = S::kRowC && S::kAlignC >= 2 * static_cast<int>(sizeof(C));
+  static constexpr bool kVecBias = S::kAlignBias >= 2 * static_cast<int>(sizeof(D));
+
+  // row0 / col0: the warp tile's origin in D.
+  __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kNI][4],
+                                               int batch, int row0, int col0, int m_total,
+                                               int lane) {
+    D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
+    const C* c = static_cast<const C*>(args.c) + static_cast<int64>(batch) * S::kStrideC;
+    const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
+    const float alpha = args.alpha, beta = args.beta;
+    const int g = lane >> 2, q = lane & 3;
+
+    // Per-row bias of this thread's rows (2 per mi).
+    float brow[kMI][2];
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + mi * 16 + g + 8 * h;
+        brow[mi][h] = 0.f;
+        if (S::kBias == 2 && (kMFull || row < m_total)) brow[mi][h] = ToFloat(bias[row]);
+      }
+
+#pragma unroll
+    for (int ni = 0; ni < kNI; ++ni) {
+      const int col = col0 + ni * 8 + 2 * q;
+      const bool ok0 = kNFull || col < S::kN;
+      const bool ok1 = kNFull || col + 1 < S::kN;
+      float bc0 = 0.f, bc1 = 0.f;
+      if (S::kBias == 1) LoadPair<D, kVecBias>(bias + col, ok0, ok1, bc0, bc1);
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + mi * 16 + g + 8 * h;
+          if (!kMFull && row >= m_total) continue;
+          float v0 = alpha * acc[mi][ni][2 * h];
+          float v1 = alpha * acc[mi][ni][2 * h + 1];
+          if (S::kHasC) {
+            float c0, c1;
+            if (kVecC) {
+              LoadPair<C, true>(c + Offset<S::kRowC, S::kLdc>(row, col), ok0, ok1, c0, c1);
+            } else {
+              c0 = ok0 ? ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]) : 0.f;
+              c1 = ok1 ? ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col + 1)]) : 0.f;
+            }
+            v0 += beta * c0;
+            v1 += beta * c1;
+          }
+          if (S::kBias == 1) {
+            v0 += bc0;
+            v1 += bc1;
+          } else if (S::kBias == 2) {
+            v0 += brow[mi][h];
+            v1 += brow[mi][h];
+          }
+          v0 = Activate<S::kAct>(v0);
+          v1 = Activate<S::kAct>(v1);
+          if (kVecD && ok1) {
+            StorePairVec<D>(d + Offset<S::kRowD, S::kLdd>(row, col), v0, v1);
+          } else {
+            if (ok0) d[Offset<S::kRowD, S::kLdd>(row, col)] = FromFloat<D>(v0);
+            if (ok1) d[Offset<S::kRowD, S::kLdd>(row, col + 1)] = FromFloat<D>(v1);
+          }
+        }
+      }
+    }
+  }
+};
+
+// Split-K: every split of a tile writes its partial accumulators to its own
+// slot of the workspace and takes a ticket; the last one to arrive adds all
+// slots in split order (deterministic), zeroes them and the ticket, and runs
+// the epilogue. Workspace layout: kBatch * tiles tickets (u32, padded to 256
+// bytes), then kBatch * tiles * kSplitK slots of kThreads * kMI * kNI float4.
+template <class S, int kMI, int kNI>
+struct SplitK {
+  static constexpr int kSlotVec4 = S::kThreads * kMI * kNI;
+
+  __device__ __forceinline__ static long long TicketBytes(long long tiles) {
+    return (tiles * 4 + 255) / 256 * 256;
+  }
+
+  // Returns true in the block that must finish the tile (acc then holds the sum).
+  __device__ __forceinline__ static bool Reduce(const GemmArgs& args, float (&acc)[kMI][kNI][4],
+                                                long long tile, long long tiles, int split,
+                                                int tid) {
+    __shared__ int s_last;
+    unsigned* ticket = static_cast<unsigned*>(args.workspace) + tile;
+    float* slots = reinterpret_cast<float*>(static_cast<char*>(args.workspace) +
+                                            TicketBytes(tiles)) +
+                   tile * S::kSplitK * kSlotVec4 * 4;
+    {
+      float* mine = slots + static_cast<long long>(split) * kSlotVec4 * 4;
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni) {
+          float* p = mine + ((mi * kNI + ni) * S::kThreads + tid) * 4;
+          asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p),
+                       "f"(acc[mi][ni][0]), "f"(acc[mi][ni][1]), "f"(acc[mi][ni][2]),
+                       "f"(acc[mi][ni][3])
+                       : "memory");
+        }
+    }
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    __syncthreads();
+    if (tid == 0) {
+      unsigned prev;
+      asm volatile("atom.global.acq_rel.gpu.add.u32 %0, [%1], 1;"
+                   : "=r"(prev)
+                   : "l"(ticket)
+                   : "memory");
+      const int last = prev == static_cast<unsigned>(S::kSplitK - 1);
+      if (last) asm volatile("st.global.relaxed.gpu.u32 [%0], 0;" ::"l"(ticket) : "memory");
+      s_last = last;
+    }
+    __syncthreads();
+    if (!s_last) return false;
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNI; ++ni) {
+        float sum[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int s = 0; s < S::kSplitK; ++s) {
+          float* p = slots + (static_cast<long long>(s) * kSlotVec4 +
+                              (mi * kNI + ni) * S::kThreads + tid) *
+                                 4;
+          float v[4];
+          asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                       : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+                       : "l"(p)
+                       : "memory");
+          asm volatile("st.global.cg.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(p), "f"(0.f)
+                       : "memory");
+#pragma unroll
+          for (int e = 0; e < 4; ++e) sum[e] += v[e];
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = sum[e];
+      }
+    return true;
+  }
+};
+
+}  // namespace sm80
+}  // namespace jitgemm
