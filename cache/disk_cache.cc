@@ -156,6 +156,10 @@ CacheCounters DiskCache::counters() const {
   return c;
 }
 
+size_t DiskCache::Waiters(const CacheKey& key, EntryKind kind) const {
+  return flights_.Joined(FlightKey(key, kind));
+}
+
 void DiskCache::WarnOnce(std::atomic<bool>* flag, absl::string_view message) {
   if (!flag->exchange(true)) LogCacheWarning(message);
 }

@@ -112,6 +112,10 @@ class DiskCache {
 
   CacheCounters counters() const;
 
+  // Threads of this process now waiting for another thread's create of
+  // `key`; for tests and stats.
+  size_t Waiters(const CacheKey& key, EntryKind kind) const;
+
   // The writable root as configured or resolved, even when unusable.
   std::string root() const { return root_; }
   // What the cache really does: kReadWrite only if the root is writable;

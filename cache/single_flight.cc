@@ -13,6 +13,8 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
     if (slot == nullptr) {
       slot = std::make_shared<Flight>();
       leader = true;
+    } else {
+      ++slot->joined;
     }
     flight = slot;
   }
@@ -37,6 +39,12 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
     flight->done = true;
   }
   return result;
+}
+
+size_t SingleFlight::Joined(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = flights_.find(key);
+  return it == flights_.end() ? 0 : it->second->joined;
 }
 
 size_t SingleFlight::InFlight() const {

@@ -35,11 +35,15 @@ class SingleFlight {
                                  absl::FunctionRef<absl::StatusOr<std::string>()> work,
                                  bool* shared = nullptr);
 
-  // Number of keys in flight now; for tests.
+  // Number of keys in flight now; for tests and stats.
   size_t InFlight() const;
+  // How many callers have joined the flight for `key` now in progress (0 if
+  // none); lets tests wait until every thread is really waiting.
+  size_t Joined(const std::string& key) const;
 
  private:
   struct Flight {
+    size_t joined = 0;  // guarded by the table's mu_
     absl::Mutex mu;
     bool done ABSL_GUARDED_BY(mu) = false;
     absl::StatusOr<std::string> result ABSL_GUARDED_BY(mu);
