@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -219,6 +220,41 @@ TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
   EXPECT_THAT(lines[2], HasSubstr(",1.2500,"));  // 2.5 / 2.0 vs cublas_mm
   EXPECT_THAT(lines[3], HasSubstr(",auto,wrong,"));
   EXPECT_THAT(lines[4], HasSubstr("setup_error"));
+}
+
+TEST(ReportTest, TableShowsTimesSpeedupsAndFailures) {
+  CaseResult r;
+  r.bench_case = MakeSuite("S2")->front();
+  CellResult mm, relu_bias, jit, autoplan;
+  mm.impl = Impl::kCublasMm;
+  mm.us = 2.6;
+  relu_bias.impl = Impl::kCublasReluBias;
+  relu_bias.status = absl::UnimplementedError("no algorithm");
+  jit.impl = Impl::kJit;
+  jit.us = 2.0;
+  autoplan.impl = Impl::kAuto;
+  autoplan.wrong = true;
+  autoplan.plan = "cublas cublasLt RELU_BIAS";
+  autoplan.status = absl::InternalError("WRONG RESULT");
+  r.cells = {mm, relu_bias, jit, autoplan};
+  EXPECT_TRUE(IsNotApplicable(r.cells[1]));
+  EXPECT_FALSE(IsFailure(r.cells[1]));
+  EXPECT_TRUE(IsFailure(r.cells[3]));
+
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  PrintTables({r}, f);
+  std::rewind(f);
+  std::string text;
+  char buf[4096];
+  for (size_t got; (got = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, got);
+  std::fclose(f);
+  EXPECT_THAT(text, HasSubstr("### S2"));
+  EXPECT_THAT(text, HasSubstr("| f16 64x256x128 | 2.60 | n/a | 2.00 | **FAIL** |"));
+  EXPECT_THAT(text, HasSubstr("| 1.30x | - |"));  // jit vs cublas_mm, jit vs lt_relu_bias
+  EXPECT_THAT(text, HasSubstr("jit vs cublas_mm"));
+  EXPECT_THAT(text, HasSubstr("cublas cublasLt RELU_BIAS |"));
+  EXPECT_THAT(text, HasSubstr("S2 f16 64x256x128 auto: INTERNAL: WRONG RESULT"));
 }
 
 // ---------------------------------------------------------------------------

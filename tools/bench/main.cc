@@ -195,7 +195,7 @@ int Main(int argc, char** argv) {
   for (const CaseResult& r : results) {
     if (!r.status.ok() || r.fatal) exit_code = kExitFailure;
     for (const CellResult& cell : r.cells) {
-      if (!cell.status.ok()) exit_code = kExitFailure;
+      if (IsFailure(cell)) exit_code = kExitFailure;
     }
   }
   if (results.size() < cases.size()) exit_code = kExitFailure;

@@ -28,6 +28,7 @@ bool Measured(const CellResult* c) { return c != nullptr && c->status.ok() && c-
 std::string Micros(const CellResult* c) {
   if (c == nullptr) return "-";
   if (c->wrong) return "**FAIL**";
+  if (IsNotApplicable(*c)) return "n/a";
   if (!Measured(c)) return "err";
   return c->us < 10 ? absl::StrFormat("%.2f", c->us) : absl::StrFormat("%.1f", c->us);
 }
@@ -118,7 +119,9 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
         for (Impl b : baselines) cells.push_back(Speedup(Find(*r, b), Find(*r, o)));
       }
       const CellResult* picked = Find(*r, Impl::kAuto);
-      cells.push_back(picked != nullptr && !picked->plan.empty() ? picked->plan : "-");
+      std::string plan = picked != nullptr && !picked->plan.empty() ? picked->plan : "-";
+      if (plan.size() > 64) plan = plan.substr(0, 61) + "...";  // the CSV has all of it
+      cells.push_back(plan);
       std::fprintf(out, "| %s |\n", absl::StrJoin(cells, " | ").c_str());
     }
   }
@@ -127,7 +130,7 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
   for (const CaseResult& r : results) {
     for (const CellResult& c : r.cells) {
       if (c.status.ok()) continue;
-      if (!any) std::fprintf(out, "\n### Failures and errors\n\n");
+      if (!any) std::fprintf(out, "\n### Failures, errors and columns that do not apply\n\n");
       any = true;
       std::fprintf(out, "- %s %s %s: %s\n", r.bench_case.suite.c_str(),
                    r.bench_case.label.c_str(), ImplName(c.impl), c.status.ToString().c_str());
@@ -157,7 +160,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
       continue;
     }
     for (const CellResult& c : r.cells) {
-      const std::string status = c.status.ok() ? "ok" : (c.wrong ? "wrong" : "error");
+      const std::string status =
+          c.status.ok() ? "ok" : (c.wrong ? "wrong" : (IsNotApplicable(c) ? "n/a" : "error"));
       absl::StrAppend(&csv, prefix, ",", ImplName(c.impl), ",", status, ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.2f", TflopsOf(r, &c)) : "", ",");

@@ -315,7 +315,8 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
       std::fprintf(stderr, "  %-12s %10.2f us  err %.2e  %s\n", ImplName(impl), cell.us,
                    cell.rel_err, cell.plan.c_str());
     } else {
-      std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(impl), cell.wrong ? "FAIL" : "error",
+      std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(impl),
+                   cell.wrong ? "FAIL" : (IsNotApplicable(cell) ? "n/a" : "error"),
                    cell.status.ToString().c_str());
     }
     result.cells.push_back(std::move(cell));

@@ -38,6 +38,19 @@ struct CellResult {
   double create_ms = -1;  // Plan::Create wall time (jitgemm columns)
 };
 
+// A column that cannot serve this problem (Unimplemented: no cuBLASLt
+// algorithm, no JIT family) rather than one that broke. The auto plan must
+// always serve, so it never counts as not applicable.
+inline bool IsNotApplicable(const CellResult& cell) {
+  return !cell.wrong && cell.impl != Impl::kAuto &&
+         cell.status.code() == absl::StatusCode::kUnimplemented;
+}
+
+// True when the cell counts against the run's exit status.
+inline bool IsFailure(const CellResult& cell) {
+  return !cell.status.ok() && !IsNotApplicable(cell);
+}
+
 struct CaseResult {
   BenchCase bench_case;
   int rotate = 1;  // buffers actually rotated (memory may lower it)
