@@ -217,6 +217,7 @@ TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
   };
   for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
   EXPECT_THAT(lines[2], HasSubstr(",jit,ok,2.000,"));
+  EXPECT_THAT(lines[0], HasSubstr(",us_per_call,us_min,us_max,"));
   EXPECT_THAT(lines[2], HasSubstr(",1.2500,"));  // 2.5 / 2.0 vs cublas_mm
   EXPECT_THAT(lines[3], HasSubstr(",auto,wrong,"));
   EXPECT_THAT(lines[4], HasSubstr("setup_error"));
@@ -331,14 +332,16 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
     TimingConfig timing;
     timing.launches = 10;
     timing.replays = 3;
-    absl::StatusOr<double> us = TimeWithGraph(
+    absl::StatusOr<Timing> us = TimeWithGraph(
         [&](int, cudaStream_t s) {
           return (*lt)->Run(da.get(), db.get(), nullptr, dd.get(), dbias.get(), s);
         },
         (*ctx)->stream(), timing);
     ASSERT_TRUE(us.ok()) << us.status();
-    EXPECT_GT(*us, 0.0);
-    EXPECT_LT(*us, 1000.0);
+    EXPECT_GT(us->median_us, 0.0);
+    EXPECT_LT(us->median_us, 1000.0);
+    EXPECT_LE(us->min_us, us->median_us);
+    EXPECT_GE(us->max_us, us->median_us);
   }
 }
 
@@ -348,7 +351,7 @@ TEST(BenchGpuTest, TimerReportsAFailureInsideCapture) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   TimingConfig timing;
   timing.warmup = 0;
-  absl::StatusOr<double> us = TimeWithGraph(
+  absl::StatusOr<Timing> us = TimeWithGraph(
       [](int iter, cudaStream_t) {
         return iter == 3 ? absl::InternalError("boom") : absl::OkStatus();
       },

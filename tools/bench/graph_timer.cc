@@ -26,7 +26,7 @@ struct GraphResources {
 
 }  // namespace
 
-absl::StatusOr<double> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream,
+absl::StatusOr<Timing> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream,
                                      const TimingConfig& config) {
   for (int i = 0; i < config.warmup; ++i) {
     absl::Status s = launch(i, stream);
@@ -68,7 +68,11 @@ absl::StatusOr<double> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream
   }
   std::sort(per_call.begin(), per_call.end());
   const size_t n = per_call.size();
-  return n % 2 == 1 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+  Timing t;
+  t.median_us = n % 2 == 1 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+  t.min_us = per_call.front();
+  t.max_us = per_call.back();
+  return t;
 }
 
 }  // namespace jitgemm::bench

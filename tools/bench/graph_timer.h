@@ -24,9 +24,16 @@ struct TimingConfig {
   int warmup = 3;      // eager calls before capture
 };
 
-// Median microseconds per call. A failure inside capture ends the capture
-// cleanly and is returned with the call number.
-absl::StatusOr<double> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream,
+// Microseconds per call over the timed replays.
+struct Timing {
+  double median_us = 0;
+  double min_us = 0;  // the spread between min and max tells the noise
+  double max_us = 0;
+};
+
+// Times the calls. A failure inside capture ends the capture cleanly and is
+// returned with the call number.
+absl::StatusOr<Timing> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream,
                                      const TimingConfig& config);
 
 }  // namespace jitgemm::bench

@@ -143,7 +143,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
   const Impl kBaselines[] = {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmRelu,
                              Impl::kCublasReluBias};
   std::string csv =
-      "suite,problem,dtype,m,n,k,batch,rotate,impl,status,us_per_call,tflops,tbps,rel_err,"
+      "suite,problem,dtype,m,n,k,batch,rotate,impl,status,us_per_call,us_min,us_max,tflops,tbps,"
+      "rel_err,"
       "tolerance";
   for (Impl b : kBaselines) absl::StrAppend(&csv, ",speedup_vs_", ImplName(b));
   absl::StrAppend(&csv, ",plan,plan_create_ms,message\n");
@@ -154,8 +155,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
         "%s,%s,%s,%d,%d,%d,%d,%d", CsvField(r.bench_case.suite), CsvField(r.bench_case.label),
         dtype, p.m, p.n, p.k, p.batch_count, r.rotate);
     if (!r.status.ok()) {
-      // impl, status, 5 figures, 4 speedups, plan, create time, message.
-      absl::StrAppend(&csv, prefix, ",", ",setup_error", ",,,,,", ",,,,", ",,", ",",
+      // impl, status, 7 figures, 4 speedups, plan, create time, message.
+      absl::StrAppend(&csv, prefix, ",", ",setup_error", ",,,,,,,", ",,,,", ",,", ",",
                       CsvField(r.status.ToString()), "\n");
       continue;
     }
@@ -164,6 +165,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
           c.status.ok() ? "ok" : (c.wrong ? "wrong" : (IsNotApplicable(c) ? "n/a" : "error"));
       absl::StrAppend(&csv, prefix, ",", ImplName(c.impl), ",", status, ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us) : "", ",");
+      absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_min) : "", ",");
+      absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_max) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.2f", TflopsOf(r, &c)) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", TbpsOf(r, &c)) : "", ",");
       absl::StrAppend(&csv, c.rel_err >= 0 ? absl::StrFormat("%.3e", c.rel_err) : "", ",");

@@ -303,9 +303,11 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
             "WRONG RESULT: relative Frobenius error %.3g exceeds %.1g", cell.rel_err, tolerance));
       }
       if (cell.status.ok()) {
-        absl::StatusOr<double> us = TimeWithGraph(col->launch, ctx.stream(), config.timing);
+        absl::StatusOr<Timing> us = TimeWithGraph(col->launch, ctx.stream(), config.timing);
         if (us.ok()) {
-          cell.us = *us;
+          cell.us = us->median_us;
+          cell.us_min = us->min_us;
+          cell.us_max = us->max_us;
         } else {
           cell.status = us.status();
         }
