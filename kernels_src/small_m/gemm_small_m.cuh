@@ -17,9 +17,13 @@
 //     m16n8k16 tensor-core products once k is permuted inside the chunk (the
 //     same permutation is applied to x, so the sum is unchanged). W goes from
 //     DRAM to registers with no shared memory; kStages chunks are in flight.
-//   * x for the slice (kBlockM rows, M padded to a multiple of 8 with zeros) is
-//     copied once into shared memory in fragment order, so each product's B
-//     fragment is one conflict-free 16-byte shared load per thread.
+//   * x (kBlockM rows kept on chip) reaches each product's B fragment as one
+//     conflict-free 16-byte shared load per thread. When A is row-major with
+//     16-byte aligned rows, every warp streams its own x chunks through a
+//     kStages-slot cp.async ring issued together with the W loads of the same
+//     chunk (no CTA barrier before the main loop; warps with the same K range
+//     read x separately, so configs keep kWarpsN small). Otherwise the CTA
+//     stages its whole x slice first (col-major A, odd lda).
 //   * The CTA reduces its warps' accumulators in shared memory. With kSplitK
 //     > 1, every CTA writes its fp32 partial tile to args.workspace and bumps
 //     the tile's arrival counter; the last CTA to arrive sums the partials,
@@ -30,11 +34,13 @@
 // and batch, rounded up to 256 bytes), then kTiles * kSplitK * kBlockM *
 // kBlockN floats of partials. The plan zeroes it once.
 //
-// Programmatic dependent launch (kPdl): the kernel lets its dependents launch
-// at once, prefetches the start of its weight slice into L2 (coherent, so
-// legal before the wait), and only then waits for the grid it depends on;
-// every global load into registers or shared memory and every store follows
-// the wait.
+// Programmatic dependent launch (kPdl): the kernel prefetches the start of
+// its weight slice into L2 (coherent, so legal before the wait) and only then
+// waits for the grid it depends on; every global load into registers or
+// shared memory and every store follows the wait. Dependents are released once
+// the CTA has issued its last weight load (kSmallMTrigger 1, the default):
+// released at entry, a co-resident next grid prefetched too early and ran
+// about 1 us slower per call on an H100 (measured, 2k x 4k bf16).
 //
 // Any K and any alignment: chunks past K are zero-filled; B rows that are only
 // 8/4/2-byte aligned use narrower loads (slower, still correct).
@@ -58,6 +64,11 @@ struct MakeVoid {
 //   kSmallMEvictFirst: weight lines leave L2 first
 //   kSmallMPrefetchChunks: chunks per warp prefetched into L2 under PDL (-1: auto)
 //   kSmallMMinBlocks: the __launch_bounds__ minimum of CTAs per SM
+//   kSmallMGroup: chunks whose loads are issued back to back (divides kStages),
+//     so each W row is requested 64 * kSmallMGroup contiguous bytes at a time
+//   kSmallMTrigger: 0 launch dependents at entry, 1 once the last W load is issued
+//   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
+//     16-byte aligned); otherwise the CTA stages its whole x slice first
 template <class S, class = void>
 struct LoadHintOf {
   static constexpr int value = 0;
@@ -90,6 +101,38 @@ template <class S>
 struct MinBlocksOf<S, typename MakeVoid<decltype(S::kSmallMMinBlocks)>::type> {
   static constexpr int value = S::kSmallMMinBlocks;
 };
+template <class S, class = void>
+struct GroupOf {
+  static constexpr int value = S::kStages % 2 == 0 ? 2 : 1;
+};
+template <class S>
+struct GroupOf<S, typename MakeVoid<decltype(S::kSmallMGroup)>::type> {
+  static constexpr int value = S::kSmallMGroup;
+};
+template <class S, class = void>
+struct TriggerOf {
+  static constexpr int value = 1;
+};
+template <class S>
+struct TriggerOf<S, typename MakeVoid<decltype(S::kSmallMTrigger)>::type> {
+  static constexpr int value = S::kSmallMTrigger;
+};
+template <class S, class = void>
+struct UnrollOf {
+  static constexpr int value = -1;
+};
+template <class S>
+struct UnrollOf<S, typename MakeVoid<decltype(S::kSmallMUnroll)>::type> {
+  static constexpr int value = S::kSmallMUnroll;
+};
+template <class S, class = void>
+struct XRingOf {
+  static constexpr bool value = true;
+};
+template <class S>
+struct XRingOf<S, typename MakeVoid<decltype(S::kSmallMXRing)>::type> {
+  static constexpr bool value = S::kSmallMXRing;
+};
 
 __host__ __device__ constexpr int CMax(int a, int b) { return a > b ? a : b; }
 __host__ __device__ constexpr int CMin(int a, int b) { return a < b ? a : b; }
@@ -117,12 +160,25 @@ struct Traits {
   static constexpr bool kKFull = S::kK % 32 == 0;
   // Every warp's chunks exist and are full: no K guard anywhere.
   static constexpr bool kKEven = kKFull && kCK % kSplitK == 0 && kCC % kWarpsK == 0;
+  static constexpr int kGroup = GroupOf<S>::value;
+  // x path: a per-warp ring of kStages chunk slots filled by cp.async together
+  // with the W loads of the same chunk, or the CTA's whole slice staged first.
+  // Chosen from the layout alone (rows 16-byte aligned apart), never from the
+  // pointer: the host sizes shared memory without knowing pointer alignment.
+  // A pointer below 16-byte alignment then takes narrow synchronous loads.
+  static constexpr bool kXRing = XRingOf<S>::value && S::kRowA && (S::kLda * 2) % 16 == 0 &&
+                                 (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
+  static constexpr int kXBytes = kXRing ? kWarps * kStages * kMG * 512 : kCCPad * kMG * 512;
   static constexpr int kTStride = kBN + 4;  // floats; conflict-free fragment stores
-  static constexpr int kXsBytes = kCCPad * kMG * 512;
   static constexpr int kTBytes = kWarpsK * kMP * kTStride * 4;
-  static constexpr int kSmemBytes = CMax(kXsBytes, kTBytes);
+  static constexpr int kSmemBytes = CMax(kXBytes, kTBytes);
   static constexpr int kCounterBytes = (kTilesN * S::kBatch * 4 + 255) / 256 * 256;
-  static constexpr int kOuterUnroll = kCW <= 256 ? (kCW + kStages - 1) / kStages : 1;
+  // The ring path keeps the outer loop rolled: unrolled, ptxas materialises
+  // every chunk's cp.async addresses (measured: 170 vs 110 registers).
+  static constexpr int kOuterUnroll = UnrollOf<S>::value >= 0 ? UnrollOf<S>::value
+                                      : kXRing               ? 1
+                                      : kCW <= 256           ? (kCW + kStages - 1) / kStages
+                                                             : 1;
   // L2 prefetch under PDL: the whole slice when all weights fit in a third of
   // an H100's L2, else the first ~16 MB spread over the grid.
   static constexpr long long kWeightBytes =
@@ -143,7 +199,8 @@ struct Traits {
   static_assert(S::kM <= kMP, "small_m: kM exceeds kBlockM");
   static_assert(kR >= 1 && kBN == 16 * kR * kWarpsN, "small_m: kBlockN = 16 * kR * kWarpsN");
   static_assert(S::kThreads == 32 * kWarps, "small_m: kThreads = 32 * kWarpsN * kWarpsM");
-  static_assert(kStages >= 1, "small_m: kStages >= 1");
+  static_assert(kStages >= 1 && kStages <= 16, "small_m: kStages is 1..16");
+  static_assert(kGroup >= 1 && kStages % kGroup == 0, "small_m: kSmallMGroup divides kStages");
 };
 
 // Stores 4 consecutive columns (n .. n+3) of row m after the epilogue; one
@@ -193,9 +250,13 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   constexpr int kR = Tr::kR, kMG = Tr::kMG, kMP = Tr::kMP, kBN = Tr::kBN;
   constexpr int kStages = Tr::kStages, kCW = Tr::kCW, kCC = Tr::kCC, kCK = Tr::kCK;
   constexpr int kSplitK = Tr::kSplitK, kWarpsN = Tr::kWarpsN, kWarpsK = Tr::kWarpsK;
+  constexpr int kGroup = Tr::kGroup;
   constexpr int kK = S::kK, kN = S::kN;
   constexpr int kHint = LoadHintOf<S>::value;
   constexpr bool kEvict = EvictFirstOf<S>::value;
+  constexpr bool kXRing = Tr::kXRing;
+  constexpr bool kTriggerEarly = S::kPdl && TriggerOf<S>::value == 0;
+  constexpr bool kTriggerLate = S::kPdl && TriggerOf<S>::value != 0;
 
   extern __shared__ U4 smem_dyn[];
   __shared__ unsigned s_last;
@@ -215,12 +276,14 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 
   const unsigned short* bmat = static_cast<const unsigned short*>(args.b) +
                                static_cast<int64>(batch) * S::kStrideB;
+  const unsigned short* abase = static_cast<const unsigned short*>(args.a) +
+                                static_cast<int64>(batch) * S::kStrideA;
   const int n_warp = tile_n * kBN + wn * 16 * kR;  // first W row of this warp
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
   const int c_warp = c_cta + wk * kCW;             // first global chunk of the warp
 
   if (S::kPdl) {
-    LaunchDependents();
+    if (kTriggerEarly) LaunchDependents();
 #if __CUDA_ARCH__ >= 900
     if (Tr::kPrefetch > 0) {
       const int c_end = CMin(CMin(c_warp + Tr::kPrefetch, c_cta + kCC), kCK);
@@ -264,11 +327,15 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     }
   }
 
-  // Loads warp-local chunk c into w (zeros outside K and N).
-  auto load_chunk = [&](U4(&w)[kR][2], int c) {
-    const int cl = wk * kCW + c;
-    const int cg = c_cta + cl;
-    const bool valid = Tr::kKEven || (cl < kCC && cg < kCK);
+  // Chunk c of this warp exists (K and split-K remainders).
+  auto chunk_valid = [&](int c) {
+    return Tr::kKEven || (wk * kCW + c < kCC && c_warp + c < kCK);
+  };
+
+  // Loads warp-local chunk c of W into w (zeros outside K and N).
+  auto load_w = [&](U4(&w)[kR][2], int c) {
+    const int cg = c_warp + c;
+    const bool valid = chunk_valid(c);
     const bool full = Tr::kKFull || cg < kCK - 1;
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
@@ -294,28 +361,70 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     }
   };
 
-  U4 ring[kStages][kR][2];
+  // x ring: slot j of this warp holds, per 8-row group mg, the 16-byte unit
+  // each lane reads (row mg * 8 + g, k = 32 c + 8 t). Each lane copies exactly
+  // the units it reads, so its own cp.async.wait_group makes them visible.
+  // Rows at or past M are zero-filled (cp.async src-size 0, no global read).
+  const unsigned xr_addr = SmemAddr(smem_dyn) + (warp * kStages * kMG * 32 + lane) * 16;
+  const unsigned short* xsrc[kMG];
+  unsigned xbytes[kMG];
 #pragma unroll
-  for (int j = 0; j < kStages; ++j) {
-    if (j < kCW) load_chunk(ring[j], j);
+  for (int mg = 0; mg < kMG; ++mg) {
+    const int m = mg * 8 + g;
+    xbytes[mg] = m < m_rt ? 16u : 0u;
+    xsrc[mg] = abase + static_cast<int64>(m < m_rt ? m : 0) * S::kLda + c_warp * 32 + t * 8;
   }
+  auto load_x = [&](int slot, int c) {
+    if (!chunk_valid(c)) return;
+    const int cg = c_warp + c;
+    const bool full = Tr::kKFull || cg < kCK - 1;
+#pragma unroll
+    for (int mg = 0; mg < kMG; ++mg) {
+      if (S::kM != 0 && mg * 8 >= S::kM) continue;  // whole group past an exact M
+      const unsigned dst = xr_addr + static_cast<unsigned>((slot * kMG + mg) * 32 * 16);
+      const int count = full ? 8 : kK - (cg * 32 + t * 8);
+      if (count >= 8) {
+        if (S::kAlignA >= 16) {
+          CpAsync16Z(dst, xsrc[mg] + c * 32, xbytes[mg]);
+        } else {  // pointer below 16-byte alignment: narrow loads, synchronous
+          StoreShared16(dst, xbytes[mg] != 0u ? Load8<S::kAlignA, 0, false>(xsrc[mg] + c * 32, 0)
+                                               : ZeroU4());
+        }
+      } else {
+        StoreShared16(dst, count > 0 && xbytes[mg] != 0u ? Load8Partial(xsrc[mg] + c * 32, count)
+                                                         : ZeroU4());
+      }
+    }
+  };
 
-  // x slice -> shared memory, fragment order: 16-byte unit (chunk cl, row m,
-  // quarter t4) lands at ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4).
-  {
+  U4 ring[kStages][kR][2];
+  auto issue = [&](int j, int c) {
+    if (c < kCW) {
+      load_w(ring[j], c);
+      if (kXRing) load_x(j, c);
+    }
+    if (kXRing) CpAsyncCommit();  // one group per slot, empty ones included
+  };
+
+#pragma unroll
+  for (int j = 0; j < kStages; ++j) issue(j, j);
+  if (kTriggerLate && kCW <= kStages) LaunchDependents();
+
+  if (!kXRing) {
+    // Whole x slice -> shared memory, fragment order: 16-byte unit (chunk cl,
+    // row m, quarter t4) lands at ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4).
     const unsigned xs_addr = SmemAddr(smem_dyn);
-    const unsigned short* abase = static_cast<const unsigned short*>(args.a) +
-                                  static_cast<int64>(batch) * S::kStrideA;
     constexpr int kUnits = Tr::kCCPad * kMP * 4;
     for (int u = tid; u < kUnits; u += S::kThreads) {
       const int t4 = u & 3;
       const int q = u >> 2;
       const int cl = q % Tr::kCCPad;
       const int m = q / Tr::kCCPad;
+      if (m >= m_rt) continue;
       const unsigned dst =
           xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
       const int k0 = (c_cta + cl) * 32 + t4 * 8;
-      const bool ok = m < m_rt && (Tr::kKEven || (cl < kCC && k0 < kK));
+      const bool ok = Tr::kKEven || (cl < kCC && k0 < kK);
       if (ok && S::kRowA && S::kAlignA >= 16 && (kK % 8 == 0 || k0 + 8 <= kK)) {
         CpAsync16(dst, abase + static_cast<int64>(m) * S::kLda + k0);
       } else if (ok) {
@@ -335,8 +444,8 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
       }
     }
     CpAsyncWaitAll();
+    __syncthreads();
   }
-  __syncthreads();
 
   float acc[kR][kMG][4];
 #pragma unroll
@@ -346,7 +455,8 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[r][mg][i] = 0.f;
 
-  const U4* xs_lane = smem_dyn + wk * kCW * kMG * 32 + lane;
+  const U4* xs_lane = kXRing ? smem_dyn + warp * kStages * kMG * 32 + lane
+                             : smem_dyn + wk * kCW * kMG * 32 + lane;
 
 #pragma unroll Tr::kOuterUnroll
   for (int c0 = 0; c0 < kCW; c0 += kStages) {
@@ -354,26 +464,36 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     for (int j = 0; j < kStages; ++j) {
       const int c = c0 + j;
       if (c < kCW) {
-        const U4* xc = xs_lane + c * kMG * 32;
+        if (kXRing) CpAsyncWaitN(kStages - 1 - (j % kGroup));
+        if (chunk_valid(c)) {
+          const U4* xc = xs_lane + (kXRing ? j : c) * kMG * 32;
 #pragma unroll
-        for (int mg = 0; mg < kMG; ++mg) {
-          // All kMG groups, also those past a run-time M: branch-free code
-          // schedules better, and the plan picks kBlockM close to M.
-          const U4 xb = xc[mg * 32];
+          for (int mg = 0; mg < kMG; ++mg) {
+            // All kMG groups, also those past a run-time M: branch-free code
+            // schedules better, and the plan picks kBlockM close to M.
+            const U4 xb = xc[mg * 32];
 #pragma unroll
-          for (int r = 0; r < kR; ++r) {
-            const U4& w0 = ring[j][r][0];
-            const U4& w1 = ring[j][r][1];
-            Mma16816<T>(acc[r][mg], w0.x, w1.x, w0.y, w1.y, xb.x, xb.y);
-            Mma16816<T>(acc[r][mg], w0.z, w1.z, w0.w, w1.w, xb.z, xb.w);
+            for (int r = 0; r < kR; ++r) {
+              const U4& w0 = ring[j][r][0];
+              const U4& w1 = ring[j][r][1];
+              Mma16816<T>(acc[r][mg], w0.x, w1.x, w0.y, w1.y, xb.x, xb.y);
+              Mma16816<T>(acc[r][mg], w0.z, w1.z, w0.w, w1.w, xb.z, xb.w);
+            }
           }
         }
-        if (c + kStages < kCW) load_chunk(ring[j], c + kStages);
+      }
+      if (j % kGroup == kGroup - 1) {
+        // Refill the group's slots back to back: each W row gets 64 * kGroup
+        // contiguous bytes requested at once.
+#pragma unroll
+        for (int jj = j - kGroup + 1; jj <= j; ++jj) issue(jj, c0 + jj + kStages);
+        const int last = c0 + j + kStages;  // last chunk of this refill
+        if (kTriggerLate && last >= kCW - 1 && last - kGroup < kCW - 1) LaunchDependents();
       }
     }
   }
 
-  // Warp accumulators -> shared tile T[wk][m][n_local] (aliases the x slice).
+  // Warp accumulators -> shared tile T[wk][m][n_local] (aliases the x buffer).
   __syncthreads();
   float* tsm = reinterpret_cast<float*>(smem_dyn);
   {
@@ -396,23 +516,29 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   constexpr int kBN4 = kBN / 4;
   const int items = m_rt * kBN4;
   const int n_tile = tile_n * kBN;
+  auto tile_sum = [&](int m, int nl, float(&v)[4]) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < kWarpsK; ++q) s += tsm[(q * kMP + m) * Tr::kTStride + nl + j];
+      v[j] = s;
+    }
+  };
   if (kSplitK == 1) {
     for (int i = tid; i < items; i += S::kThreads) {
       const int m = i / kBN4;
       const int nl = (i % kBN4) * 4;
       float v[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float s = 0.f;
-#pragma unroll
-        for (int q = 0; q < kWarpsK; ++q) s += tsm[(q * kMP + m) * Tr::kTStride + nl + j];
-        v[j] = s;
-      }
+      tile_sum(m, nl, v);
       if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
     }
     return;
   }
 
+  // Split-K: partial tile -> workspace; the last CTA of the tile to arrive
+  // sums all partials. bar.sync + thread 0's acq_rel atomic order every
+  // thread's partial stores before the arrival (release is cumulative).
   unsigned* counters = static_cast<unsigned*>(args.workspace);
   float* parts =
       reinterpret_cast<float*>(static_cast<char*>(args.workspace) + Tr::kCounterBytes);
@@ -422,21 +548,15 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     const int m = i / kBN4;
     const int nl = (i % kBN4) * 4;
     float v[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float s = 0.f;
-#pragma unroll
-      for (int q = 0; q < kWarpsK; ++q) s += tsm[(q * kMP + m) * Tr::kTStride + nl + j];
-      v[j] = s;
-    }
+    tile_sum(m, nl, v);
     StoreF4(mine + m * kBN + nl, v[0], v[1], v[2], v[3]);
   }
-  FenceAcqRelGpu();
   __syncthreads();
-  if (tid == 0) s_last = AtomicAddAcqRelGpu(counters + tile, 1u) == static_cast<unsigned>(kSplitK - 1);
+  if (tid == 0) {
+    s_last = AtomicAddAcqRelGpu(counters + tile, 1u) == static_cast<unsigned>(kSplitK - 1);
+  }
   __syncthreads();
   if (!s_last) return;
-  FenceAcqRelGpu();
 
   const float* first = parts + static_cast<int64>(tile) * kSplitK * (kMP * kBN);
   for (int i = tid; i < items; i += S::kThreads) {

@@ -131,8 +131,43 @@ __device__ __forceinline__ U4 Load8Partial(const unsigned short* p, int count) {
 __device__ __forceinline__ void CpAsync16(unsigned smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
 }
+// Copies src_bytes (0 or 16) and zero-fills the rest of the 16 bytes.
+__device__ __forceinline__ void CpAsync16Z(unsigned smem, const void* gmem, unsigned src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
 __device__ __forceinline__ void CpAsyncWaitAll() {
   asm volatile("cp.async.wait_all;" ::: "memory");
+}
+__device__ __forceinline__ void CpAsyncCommit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+// Waits until at most kPending of this thread's committed groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+// The same for a count known only after unrolling (folds to one instruction).
+__device__ __forceinline__ void CpAsyncWaitN(int pending) {
+  switch (pending) {
+    case 0: CpAsyncWait<0>(); break;
+    case 1: CpAsyncWait<1>(); break;
+    case 2: CpAsyncWait<2>(); break;
+    case 3: CpAsyncWait<3>(); break;
+    case 4: CpAsyncWait<4>(); break;
+    case 5: CpAsyncWait<5>(); break;
+    case 6: CpAsyncWait<6>(); break;
+    case 7: CpAsyncWait<7>(); break;
+    case 8: CpAsyncWait<8>(); break;
+    case 9: CpAsyncWait<9>(); break;
+    case 10: CpAsyncWait<10>(); break;
+    case 11: CpAsyncWait<11>(); break;
+    case 12: CpAsyncWait<12>(); break;
+    case 13: CpAsyncWait<13>(); break;
+    case 14: CpAsyncWait<14>(); break;
+    default: CpAsyncWait<15>(); break;
+  }
 }
 
 __device__ __forceinline__ void StoreShared16(unsigned smem, const U4& v) {

@@ -1,0 +1,265 @@
+// Host side of kernels_src/small_m/gemm_small_m.cuh: decode-time linear
+// y = x W^T for M <= 64, bf16/fp16, B column-major (nn.Linear's row-major
+// weight). The weights stream from DRAM once; x stays on chip; K may be split
+// across CTAs with the reduction inside the same kernel.
+//
+// Config fields, as this family reads them:
+//   block_m   rows of x kept on chip: a multiple of 8 in [8, 64], >= M
+//             (with runtime_m, the M bucket the kernel serves)
+//   block_n   rows of W (columns of B) per CTA = 16 * R * warps_n, R = 16-row
+//             tiles per warp
+//   block_k   32 (the chunk of K one product step covers); nothing else
+//   warps_n   warps side by side along N
+//   warps_m   warps side by side along K inside the CTA (each a K sub-range,
+//             reduced in shared memory)
+//   stages    K chunks of W in flight per warp (register ring, 1..16)
+//   split_k   CTAs along K; > 1 reduces through the zeroed workspace
+//   pdl       programmatic dependent launch (L2 prefetch before the wait)
+//   runtime_m M is args.m (any M <= block_m) instead of a constant
+//
+// Measured on an H100 (graph of 100 launches, 100 rotated weight buffers,
+// .scratch notes in the report of issue 5): one CTA per SM with split_k = 1
+// and warps_n = 1 wins wherever N / 16 >= the SM count: split-K adds about
+// 1 us of tail, and warps_n > 1 multiplies the x traffic of the cp.async ring.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "jit/families/families.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::jit {
+
+const KernelFamily& SmallMFamilyInstance();
+
+namespace {
+
+constexpr int kChunk = 32;        // K per product step (config.block_k)
+constexpr int kMaxThreads = 512;  // 8-16 warps; more only costs registers
+constexpr int kMaxGridYZ = 65535;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int RoundUp8(int64_t m) { return static_cast<int>(CeilDiv(std::max<int64_t>(m, 1), 8) * 8); }
+
+// Mirrors jitgemm::small_m::Traits<S> (kernels_src/small_m/gemm_small_m.cuh).
+struct Geometry {
+  int mp = 8, mg = 1, warps_n = 1, warps_k = 1, warps = 1, bn = 16, r = 1, stages = 1;
+  int split = 1;
+  int64_t ck = 1, cc = 1, cw = 1, cc_pad = 1, tiles = 1;
+  bool x_ring = true;
+  int64_t x_bytes = 0, t_bytes = 0, smem = 0, counter_bytes = 0, workspace = 0;
+};
+
+Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
+  Geometry g;
+  g.mp = c.block_m;
+  g.mg = c.block_m / 8;
+  g.warps_n = std::max(1, c.warps_n);
+  g.warps_k = std::max(1, c.warps_m);
+  g.warps = g.warps_n * g.warps_k;
+  g.bn = c.block_n;
+  g.r = std::max(1, c.block_n / (16 * g.warps_n));
+  g.stages = c.stages;
+  g.split = std::max(1, c.split_k);
+  g.ck = CeilDiv(p.k, kChunk);
+  g.cc = CeilDiv(g.ck, g.split);
+  g.cw = CeilDiv(g.cc, g.warps_k);
+  g.cc_pad = g.cw * g.warps_k;
+  g.tiles = CeilDiv(p.n, g.bn);
+  // The ring needs A row-major with rows (and batches) 16 bytes apart.
+  const int64_t esize = 2;
+  const bool batched_a = p.batch_count > 1 && p.a.batch_stride > 0;
+  g.x_ring = p.a.layout == Layout::kRowMajor && (p.a.ld * esize) % 16 == 0 &&
+             (!batched_a || (p.a.batch_stride * esize) % 16 == 0);
+  g.x_bytes = g.x_ring ? int64_t{g.warps} * g.stages * g.mg * 512 : g.cc_pad * g.mg * 512;
+  g.t_bytes = int64_t{g.warps_k} * g.mp * (g.bn + 4) * 4;
+  g.smem = std::max(g.x_bytes, g.t_bytes);
+  g.counter_bytes = CeilDiv(g.tiles * p.batch_count * 4, 256) * 256;
+  g.workspace = g.split > 1 ? g.counter_bytes + g.tiles * p.batch_count * g.split *
+                                                    int64_t{g.mp} * g.bn * 4
+                            : 0;
+  return g;
+}
+
+// Registers a warp's ring and accumulators take; the compiled kernels stay
+// spill-free below this budget (ptxas, sm_80 and sm_90a).
+bool FitsRegisters(const Geometry& g) {
+  return 8 * g.stages * g.r + 4 * g.r * g.mg <= 144 && g.r <= 4;
+}
+
+KernelConfig Make(int bm, int r, int wn, int wk, int stages, int split, bool runtime_m) {
+  KernelConfig c;
+  c.family = Family::kSmallM;
+  c.block_m = bm;
+  c.block_n = 16 * r * wn;
+  c.block_k = kChunk;
+  c.warps_m = wk;
+  c.warps_n = wn;
+  c.stages = stages;
+  c.split_k = split;
+  c.runtime_m = runtime_m;
+  return c;
+}
+
+class SmallMFamily final : public KernelFamily {
+ public:
+  Family id() const override { return Family::kSmallM; }
+  const char* header() const override { return "jitgemm/small_m/gemm_small_m.cuh"; }
+  const char* kernel_template() const override { return "jitgemm::small_m::GemmSmallM"; }
+
+  absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
+                        const TargetInfo& target) const override {
+    if (c.family != Family::kSmallM) return absl::InvalidArgumentError("not a small_m config");
+    if (target.sm < 80) {
+      return absl::UnimplementedError("small_m needs bf16/fp16 mma.sync (sm_80 or later)");
+    }
+    if (p.a.type != p.b.type ||
+        (p.a.type != DataType::kBF16 && p.a.type != DataType::kF16)) {
+      return absl::UnimplementedError("small_m: A and B must both be bf16 or both fp16");
+    }
+    if (p.b.layout != Layout::kColMajor) {
+      return absl::UnimplementedError(
+          "small_m: B must be column-major (the (N, K) row-major weight of nn.Linear)");
+    }
+    if (p.m < 1 || p.m > 64) return absl::UnimplementedError("small_m serves 1 <= M <= 64");
+    if (c.block_m % 8 != 0 || c.block_m < 8 || c.block_m > 64 || c.block_m < p.m) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: block_m must be a multiple of 8 in [M, 64]: ", c.ToString()));
+    }
+    if (c.block_k != kChunk) {
+      return absl::InvalidArgumentError(absl::StrCat("small_m: block_k must be 32: ", c.ToString()));
+    }
+    const int threads = 32 * c.warps_m * c.warps_n;
+    if (c.warps_m < 1 || c.warps_n < 1 || threads > kMaxThreads || c.block_n < 16 ||
+        c.block_n % (16 * c.warps_n) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: block_n = 16 * R * warps_n, <= 512 threads: ", c.ToString()));
+    }
+    if (c.stages < 1 || c.stages > 16 || c.split_k < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: stages in 1..16, split_k >= 1: ", c.ToString()));
+    }
+    const Geometry g = Derive(p, c);
+    if (!FitsRegisters(g)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: ring and accumulators exceed the register budget: ",
+                       c.ToString()));
+    }
+    if (c.split_k > g.ck || c.split_k > kMaxGridYZ || p.batch_count > kMaxGridYZ ||
+        g.tiles > (int64_t{1} << 31) - 1) {
+      return absl::UnimplementedError("small_m: grid out of range for this split or batch");
+    }
+    if (g.smem > target.shared_bytes_per_block_optin) {
+      return absl::UnimplementedError(absl::StrCat(
+          "small_m: needs ", g.smem, " bytes of shared memory per CTA: ", c.ToString()));
+    }
+    return absl::OkStatus();
+  }
+
+  LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
+                    const TargetInfo& target) const override {
+    const Geometry g = Derive(p, c);
+    LaunchShape s;
+    s.grid[0] = static_cast<uint32_t>(g.tiles);
+    s.grid[1] = static_cast<uint32_t>(g.split);
+    s.grid[2] = static_cast<uint32_t>(p.batch_count);
+    s.block[0] = static_cast<uint32_t>(32 * g.warps);
+    s.shared_bytes = static_cast<uint32_t>(g.smem);
+    s.workspace_bytes = static_cast<size_t>(g.workspace);
+    s.pdl = c.pdl;
+    return s;
+  }
+
+  // Heuristics (H100 measurements, see the file comment):
+  //  * one CTA per SM, 256 threads: R * warps_n 16-row tiles of W per CTA with
+  //    R * warps_n = ceil(N / 16 / SMs), warps_n = 1 while R <= 3;
+  //  * the remaining warps split the CTA's K range (warps_m = 8 / warps_n);
+  //  * split_k > 1 only when that leaves fewer than half the SMs busy
+  //    (small N), up to filling the SMs;
+  //  * stages 8 for one row tile per warp, 4 for two or three;
+  //  * exact M (a kernel per M measured 2% faster than a bucket at M = 8);
+  //    kFast adds the run-time-M bucket and deeper or split variants.
+  std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
+                                       TuningPolicy policy) const override {
+    const int sms = std::max(1, target.multiprocessors);
+    const int64_t rows16 = CeilDiv(p.n, 16);
+    const int64_t per_cta = std::max<int64_t>(1, CeilDiv(rows16, sms));
+    int wn = 1, r = static_cast<int>(std::min<int64_t>(per_cta, 3));
+    if (per_cta > 3) {
+      wn = static_cast<int>(std::min<int64_t>(4, CeilDiv(per_cta, 3)));
+      r = static_cast<int>(std::min<int64_t>(4, CeilDiv(per_cta, wn)));
+    }
+    const int wk = std::max(1, 8 / wn);
+    const int64_t ctas = CeilDiv(rows16, int64_t{r} * wn) * p.batch_count;
+    const int64_t ck = CeilDiv(p.k, kChunk);
+    int split = 1;
+    if (ctas * 2 < sms) {
+      // Each warp keeps at least 4 chunks of its own.
+      split = static_cast<int>(std::max<int64_t>(
+          1, std::min<int64_t>(sms / ctas, ck / (4 * wk))));
+    }
+    auto stages_for = [](int rr) { return rr == 1 ? 8 : 4; };
+    const int bm_exact = RoundUp8(p.m);
+    const int bm_bucket = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+
+    std::vector<KernelConfig> out;
+    auto add = [&](KernelConfig c) {
+      // Until the config fits this target: a staged x slice shrinks with more
+      // split-K, the x ring and the registers with fewer stages.
+      for (int guard = 0; guard < 12; ++guard) {
+        if (Supports(p, c, target).ok()) {
+          if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+          return;
+        }
+        const Geometry g = Derive(p, c);
+        const bool slice_too_big = !g.x_ring && g.x_bytes > target.shared_bytes_per_block_optin;
+        if (slice_too_big && c.split_k * 2 <= ck) {
+          c.split_k *= 2;
+        } else if (c.stages > 2) {
+          c.stages /= 2;
+        } else if (c.split_k * 2 <= ck) {
+          c.split_k *= 2;
+        } else {
+          return;
+        }
+      }
+    };
+    add(Make(bm_exact, r, wn, wk, stages_for(r), split, /*runtime_m=*/false));
+    if (policy != TuningPolicy::kHeuristic) {
+      add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
+      if (r == 1) add(Make(bm_exact, r, wn, wk, 16, split, false));  // every load in flight
+      add(Make(bm_exact, r, wn, wk, stages_for(r), std::max(2, split * 2), false));
+      add(Make(bm_exact, r, wn, std::max(1, wk / 2), stages_for(r), split, false));
+      if (policy == TuningPolicy::kExhaustive) {
+        for (int rr : {1, 2, 3}) {
+          for (int sk : {1, 2, 4, 8}) {
+            for (int st : {4, 8}) add(Make(bm_exact, rr, 1, 8, st, sk, false));
+          }
+        }
+      }
+    }
+    if (policy == TuningPolicy::kFast && out.size() > 8) out.resize(8);
+    return out;
+  }
+
+  std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
+    // Loads of two chunks back to back, dependents released after the last
+    // weight load (the kernel's defaults, written out for the cache key).
+    return absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
+                        ";\n  static constexpr int kSmallMTrigger = 1;\n");
+  }
+};
+
+}  // namespace
+
+const KernelFamily& SmallMFamilyInstance() {
+  static const SmallMFamily kFamily;
+  return kFamily;
+}
+
+}  // namespace jitgemm::jit
