@@ -17,10 +17,14 @@
 //   pdl       programmatic dependent launch (L2 prefetch before the wait)
 //   runtime_m M is args.m (any M <= block_m) instead of a constant
 //
-// Measured on an H100 (graph of 100 launches, 100 rotated weight buffers,
-// .scratch notes in the report of issue 5): one CTA per SM with split_k = 1
-// and warps_n = 1 wins wherever N / 16 >= the SM count: split-K adds about
-// 1 us of tail, and warps_n > 1 multiplies the x traffic of the cp.async ring.
+// Measured on an H100 (bf16, K = 4096, graph of 100 launches over 100 rotated
+// weight buffers, median of 5 replays, cuBLAS in the same process; issue 5):
+// one CTA per SM with split_k = 1 and warps_n = 1 wins wherever N / 16 >= the
+// SM count: split-K added about 1 us of tail, and warps_n > 1 multiplies the x
+// traffic of the cp.async ring. N = 2048: 7.3-7.7 us at M = 1..4 (cuBLAS 9.9),
+// 8.1 at M = 8, 8.8-9.4 at M = 16; N = 4096: 12.2-13.4 us (cuBLAS 15.5);
+// N = 12288: 36.1-37.4 us (cuBLAS 36.2-36.8). A plain 16.8 MB streaming read
+// kernel takes 6.7-7.0 us per launch in the same harness.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -89,7 +93,9 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
 // Registers a warp's ring and accumulators take; the compiled kernels stay
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
 bool FitsRegisters(const Geometry& g) {
-  return 8 * g.stages * g.r + 4 * g.r * g.mg <= 144 && g.r <= 4;
+  const int ring_and_acc = 8 * g.stages * g.r + 4 * g.r * g.mg;
+  // 512 threads leave 128 registers a thread.
+  return g.r <= 4 && ring_and_acc <= (g.warps > 8 ? 80 : 144);
 }
 
 KernelConfig Make(int bm, int r, int wn, int wk, int stages, int split, bool runtime_m) {
@@ -169,7 +175,16 @@ class SmallMFamily final : public KernelFamily {
     s.grid[1] = static_cast<uint32_t>(g.split);
     s.grid[2] = static_cast<uint32_t>(p.batch_count);
     s.block[0] = static_cast<uint32_t>(32 * g.warps);
-    s.shared_bytes = static_cast<uint32_t>(g.smem);
+    // Under PDL, one CTA per SM: a next grid whose CTAs can co-reside with
+    // this one lands unevenly on the SMs (grids of 128 CTAs on 132 SMs) and
+    // ran up to 2.2 us slower per call at 4096 x 4096 (H100, measured);
+    // padding shared memory past half an SM keeps every grid at one per SM.
+    int64_t smem = g.smem;
+    if (c.pdl) {
+      const int64_t pad = target.shared_bytes_per_block_optin / 2 + 1024;
+      if (pad <= target.shared_bytes_per_block_optin) smem = std::max(smem, pad);
+    }
+    s.shared_bytes = static_cast<uint32_t>(smem);
     s.workspace_bytes = static_cast<size_t>(g.workspace);
     s.pdl = c.pdl;
     return s;
@@ -182,10 +197,14 @@ class SmallMFamily final : public KernelFamily {
   //  * split_k > 1 only when that leaves fewer than half the SMs busy
   //    (small N), up to filling the SMs;
   //  * stages 8 for one row tile per warp, 4 for two or three;
-  //  * exact M (a kernel per M measured 2% faster than a bucket at M = 8);
-  //    kFast adds the run-time-M bucket and deeper or split variants.
+  //  * run-time M in buckets of 8 / 16 / 32 / 64 rows: as fast as a kernel per
+  //    M (within 0.15 us at M = 1..4, faster at 8 and 16 in the same run) and
+  //    one compile serves every M of a bucket; kFast adds the exact-M kernel;
+  //  * M > 16 loses to cuBLAS at N >= 2048, K = 4096 (0.71-0.94x): no
+  //    heuristic config there, only timed candidates (kFast, kExhaustive).
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
                                        TuningPolicy policy) const override {
+    if (p.m > 16 && policy == TuningPolicy::kHeuristic) return {};
     const int sms = std::max(1, target.multiprocessors);
     const int64_t rows16 = CeilDiv(p.n, 16);
     const int64_t per_cta = std::max<int64_t>(1, CeilDiv(rows16, sms));
@@ -229,16 +248,16 @@ class SmallMFamily final : public KernelFamily {
         }
       }
     };
-    add(Make(bm_exact, r, wn, wk, stages_for(r), split, /*runtime_m=*/false));
+    add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
     if (policy != TuningPolicy::kHeuristic) {
-      add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
-      if (r == 1) add(Make(bm_exact, r, wn, wk, 16, split, false));  // every load in flight
-      add(Make(bm_exact, r, wn, wk, stages_for(r), std::max(2, split * 2), false));
-      add(Make(bm_exact, r, wn, std::max(1, wk / 2), stages_for(r), split, false));
+      add(Make(bm_exact, r, wn, wk, stages_for(r), split, /*runtime_m=*/false));
+      if (r == 1) add(Make(bm_bucket, r, wn, wk, 16, split, true));  // every load in flight
+      if (wk == 8 && r == 1) add(Make(bm_bucket, r, wn, 16, 8, split, true));  // 512 threads
+      add(Make(bm_bucket, r, wn, wk, stages_for(r), std::max(2, split * 2), true));
       if (policy == TuningPolicy::kExhaustive) {
         for (int rr : {1, 2, 3}) {
           for (int sk : {1, 2, 4, 8}) {
-            for (int st : {4, 8}) add(Make(bm_exact, rr, 1, 8, st, sk, false));
+            for (int st : {4, 8}) add(Make(bm_bucket, rr, 1, 8, st, sk, true));
           }
         }
       }
