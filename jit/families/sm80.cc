@@ -45,6 +45,9 @@ int SmemBytes(const KernelConfig& c) {
 }
 
 int64_t KTiles(const GemmProblem& p, const KernelConfig& c) { return CeilDiv(p.k, c.block_k); }
+int64_t Tiles(const GemmProblem& p, const KernelConfig& c) {
+  return CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count;
+}
 
 // Registers per thread, roughly: accumulators, two sets of fragments, addressing.
 int RegsEstimate(const KernelConfig& c) {
@@ -65,47 +68,55 @@ int BlocksPerSm(const KernelConfig& c, const TargetInfo& t) {
   return std::max(1, std::min({by_regs, by_smem, by_threads, 16}));
 }
 
-// Relative tensor-core efficiency of a warp tile (operand reuse per ldmatrix).
-double WarpTileEfficiency(const KernelConfig& c) {
+// Sustained multiply-adds per nanosecond per SM of one warp-tile shape with
+// enough warps resident, measured on H100 (mma.sync peaks near half of the
+// chip's wgmma rate): larger warp tiles read fewer shared-memory bytes per mma.
+double WarpTileRate(const KernelConfig& c) {
   const int wm = c.block_m / c.warps_m, wn = c.block_n / c.warps_n;
-  const double area = static_cast<double>(wm) * wn;
-  if (area >= 64 * 64) return 1.0;
-  if (area >= 32 * 64) return 0.85;
-  if (area >= 32 * 32) return 0.65;
-  if (area >= 16 * 32) return 0.45;
-  return 0.3;
+  const int area = wm * wn;
+  if (area >= 64 * 64) return 1600.0;
+  if (area >= 32 * 64) return 1350.0;
+  if (area >= 32 * 32) return 1050.0;
+  if (area >= 16 * 32) return 700.0;
+  return 450.0;
 }
 
-// A rough time model in arbitrary units: waves of blocks, each doing its
-// share of the MACs at a rate set by the warp tile and the warps per SM, plus
-// the latency of filling the pipeline, plus the split-K workspace traffic.
+// Fewer resident warps hide less latency.
+double WarpsFactor(int warps_per_sm) {
+  if (warps_per_sm >= 8) return 1.0;
+  if (warps_per_sm >= 4) return 0.93;
+  if (warps_per_sm >= 2) return 0.6;
+  return 0.35;
+}
+
+// Estimated microseconds on the target, scaled from H100 measurements: a
+// launch and pipeline-fill constant, then the waves of blocks (the last one
+// possibly partial), plus the split-K reduction (partial tiles written, read
+// back and zeroed through L2, and the reducing block's serial epilogue).
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
-  const int64_t tiles = CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count;
+  const int64_t tiles = Tiles(p, c);
   const int64_t blocks = tiles * c.split_k;
   const int per_sm = BlocksPerSm(c, t);
   const int64_t slots = static_cast<int64_t>(t.multiprocessors) * per_sm;
-  const int64_t waves = CeilDiv(blocks, slots);
-  const int64_t k_tiles = CeilDiv(KTiles(p, c), c.split_k);
-  const int warps_per_sm =
-      static_cast<int>(std::min<int64_t>(per_sm, CeilDiv(blocks, t.multiprocessors))) *
-      c.warps_m * c.warps_n;
-  const double hiding = warps_per_sm >= 8 ? 1.0 : warps_per_sm >= 4 ? 0.8 : 0.55;
-  // MACs one SM does per unit time at full efficiency (m16n8k16 mma per clock-ish).
-  const double sm_rate = 1024.0 * WarpTileEfficiency(c) * hiding;
-  const double resident = static_cast<double>(std::min<int64_t>(per_sm, blocks));
-  const double wave_time =
-      resident * c.block_m * c.block_n * static_cast<double>(k_tiles * c.block_k) / sm_rate;
-  // Pipeline fill and epilogue: about one global round trip (~1500 clocks)
-  // per wave, plus a small cost per k-tile iteration.
-  const double latency = 1500.0 + 30.0 * static_cast<double>(k_tiles);
-  double cost = static_cast<double>(waves) * (wave_time + latency);
+  const int64_t full_waves = blocks / slots;
+  const int64_t rest = blocks - full_waves * slots;
+  const int warps = c.warps_m * c.warps_n;
+  const double k_per_block =
+      static_cast<double>(CeilDiv(KTiles(p, c), c.split_k) * c.block_k);
+  const double block_macs = static_cast<double>(c.block_m) * c.block_n * k_per_block;
+  // Scale to the target: rates are per SM, and sm_80 parts run mma.sync at
+  // about the same per-SM rate as Hopper's.
+  auto wave = [&](int resident) {
+    const double rate = WarpTileRate(c) * WarpsFactor(resident * warps);
+    return resident * block_macs / rate / 1000.0 + 0.3;
+  };
+  double us = 2.0 + static_cast<double>(full_waves) * wave(per_sm);
+  if (rest > 0) us += wave(static_cast<int>(CeilDiv(rest, t.multiprocessors)));
   if (c.split_k > 1) {
-    // Partial tiles written, read back and zeroed through L2, and the reducer's
-    // serial epilogue.
     const double bytes = static_cast<double>(tiles) * c.split_k * c.block_m * c.block_n * 4 * 3;
-    cost += bytes / (t.multiprocessors * 64.0) + 1000.0;
+    us += 2.5 + bytes / 3.0e6;  // ~3 TB/s of L2 traffic
   }
-  return cost;
+  return us;
 }
 
 class Sm80Family final : public KernelFamily {
@@ -126,13 +137,13 @@ class Sm80Family final : public KernelFamily {
     }
     if (p.m < 1 || p.n < 1 || p.k < 1) return absl::InvalidArgumentError("empty problem");
     const int warps = c.warps_m * c.warps_n;
-    if (!Pow2(c.block_m) || !Pow2(c.block_n) || !Pow2(c.block_k) || c.block_k < 16 ||
+    if (!Pow2(c.block_m) || !Pow2(c.block_n) || !Pow2(c.block_k) || c.block_k < 32 ||
         c.block_k > 128 || c.block_m > 256 || c.block_n > 256 || c.warps_m < 1 ||
         c.warps_n < 1 || !Pow2(warps) || warps > 8 || c.block_m % (16 * c.warps_m) != 0 ||
         c.block_n % (16 * c.warps_n) != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("sm80 tile ", c.ToString(),
-                       " is not valid: powers of two, warp tiles multiples of 16, <= 8 warps"));
+                       " is not valid: powers of two, block_k 32..128, warp tiles multiples of 16, <= 8 warps"));
     }
     const int wm = c.block_m / c.warps_m, wn = c.block_n / c.warps_n;
     if (wm * wn > 64 * 64 || wm > 128 || wn > 128) {
@@ -148,7 +159,7 @@ class Sm80Family final : public KernelFamily {
                        " bytes of shared memory, the target allows ",
                        target.shared_bytes_per_block_optin));
     }
-    if (c.split_k < 1 || c.split_k > 64 || c.split_k > KTiles(p, c)) {
+    if (c.split_k < 1 || c.split_k > 16 || c.split_k > KTiles(p, c)) {
       return absl::InvalidArgumentError(
           absl::StrCat("split_k ", c.split_k, " must be in [1, k tiles = ", KTiles(p, c), "]"));
     }
@@ -199,9 +210,9 @@ class Sm80Family final : public KernelFamily {
                                        TuningPolicy policy) const override {
     std::vector<KernelConfig> pool;
     if (policy == TuningPolicy::kExhaustive) {
-      pool = Enumerate(p);
+      pool = Enumerate(p, target);
     } else {
-      pool = Menu(p);
+      pool = Menu(p, target);
     }
     std::vector<std::pair<double, KernelConfig>> ranked;
     for (const KernelConfig& c : pool) {
@@ -224,26 +235,29 @@ class Sm80Family final : public KernelFamily {
  private:
   // The hand-picked tiles, with split-K variants where the tiles alone leave
   // SMs idle and K is long.
-  static std::vector<KernelConfig> Menu(const GemmProblem& p) {
+  static std::vector<KernelConfig> Menu(const GemmProblem& p, const TargetInfo& target) {
+    // Ordered by preference where the model ties.
     std::vector<KernelConfig> base = {
-        Make(128, 256, 32, 2, 4, 4), Make(256, 128, 32, 4, 2, 4), Make(128, 128, 32, 2, 2, 4),
-        Make(128, 128, 64, 2, 2, 3), Make(64, 128, 32, 2, 2, 4),  Make(128, 64, 32, 2, 2, 4),
-        Make(64, 64, 64, 2, 2, 4),   Make(64, 256, 32, 1, 4, 4),  Make(32, 64, 64, 2, 2, 4),
+        Make(128, 128, 64, 2, 2, 3), Make(256, 128, 64, 4, 2, 3), Make(128, 256, 64, 2, 4, 3),
+        Make(128, 128, 32, 2, 2, 4), Make(64, 128, 64, 1, 4, 3),  Make(128, 64, 64, 2, 2, 3),
+        Make(64, 128, 64, 2, 2, 4),  Make(64, 64, 64, 2, 2, 4),   Make(32, 64, 64, 2, 2, 4),
         Make(64, 32, 64, 2, 2, 4),   Make(32, 32, 64, 2, 2, 4),   Make(32, 32, 128, 2, 2, 2),
     };
     std::vector<KernelConfig> out = base;
     for (const KernelConfig& c : base) {
-      for (int split : {2, 3, 4, 8}) {
+      // Split-K only where the tiles alone leave SMs idle and each split keeps
+      // several k-tiles.
+      if (Tiles(p, c) >= target.multiprocessors) continue;
+      for (int split : {2, 3, 4, 6, 8, 12, 16}) {
         KernelConfig s = c;
         s.split_k = split;
-        // Only worth it when each split still has several k-tiles.
         if (KTiles(p, c) >= 4 * split) out.push_back(s);
       }
     }
     return out;
   }
 
-  static std::vector<KernelConfig> Enumerate(const GemmProblem& p) {
+  static std::vector<KernelConfig> Enumerate(const GemmProblem& p, const TargetInfo& target) {
     std::vector<KernelConfig> out;
     const int warp_grids[][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {1, 4}, {4, 1}, {2, 4}, {4, 2}};
     for (int bm : {32, 64, 128, 256}) {
@@ -255,9 +269,17 @@ class Sm80Family final : public KernelFamily {
           const int wm = bm / w[0], wn = bn / w[1];
           if (wm * wn > 64 * 64 || wm * wn < 16 * 32) continue;
           for (int bk : {32, 64}) {
+            // 64x64 warp tiles of 4-warp blocks with a 256-wide operand tile
+            // at bk 64 run out of registers.
+            if (wm * wn == 64 * 64 && w[0] * w[1] == 4 && bk == 64 && (bm == 256 || bn == 256)) {
+              continue;
+            }
             for (int stages : {3, 4}) {
               for (int split : {1, 2, 4}) {
-                if (split > 1 && KTiles(p, Make(bm, bn, bk, 1, 1, 2)) < 2 * split) continue;
+                if (split > 1 && (KTiles(p, Make(bm, bn, bk, 1, 1, 2)) < 2 * split ||
+                                  Tiles(p, Make(bm, bn, bk, 1, 1, 2)) >= target.multiprocessors)) {
+                  continue;
+                }
                 out.push_back(Make(bm, bn, bk, w[0], w[1], stages, split));
               }
             }

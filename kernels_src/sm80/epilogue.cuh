@@ -133,6 +133,14 @@ struct Epilogue {
 template <class S, int kMI, int kNI>
 struct SplitK {
   static constexpr int kSlotVec4 = S::kThreads * kMI * kNI;
+  static_assert(S::kSplitK <= 16, "kSplitK <= 16");
+
+  // The largest power of two <= limit that divides kNI (at least 1).
+  __host__ __device__ static constexpr int GroupSize(int limit) {
+    int g = kNI;
+    while (g > 1 && g > limit) g /= 2;
+    return g;
+  }
 
   __device__ __forceinline__ static long long TicketBytes(long long tiles) {
     return (tiles * 4 + 255) / 256 * 256;
@@ -175,28 +183,46 @@ struct SplitK {
     __syncthreads();
     if (!s_last) return false;
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    // Sum all slots in split order. Loads of kGroup (mi, ni) pairs of every
+    // slot are issued together so their latencies overlap; the slots are
+    // zeroed after they are read.
+    constexpr int kGroup = GroupSize(16 / S::kSplitK);
 #pragma unroll
-    for (int mi = 0; mi < kMI; ++mi)
+    for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
-      for (int ni = 0; ni < kNI; ++ni) {
-        float sum[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int s = 0; s < S::kSplitK; ++s) {
-          float* p = slots + (static_cast<long long>(s) * kSlotVec4 +
-                              (mi * kNI + ni) * S::kThreads + tid) *
-                                 4;
-          float v[4];
-          asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
-                       : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
-                       : "l"(p)
-                       : "memory");
-          asm volatile("st.global.cg.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(p), "f"(0.f)
-                       : "memory");
+      for (int n0 = 0; n0 < kNI; n0 += kGroup) {
+        float v[S::kSplitK][kGroup][4];
 #pragma unroll
-          for (int e = 0; e < 4; ++e) sum[e] += v[e];
-        }
+        for (int s = 0; s < S::kSplitK; ++s)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mi][ni][e] = sum[e];
+          for (int j = 0; j < kGroup; ++j) {
+            const float* p = slots + (static_cast<long long>(s) * kSlotVec4 +
+                                      (mi * kNI + n0 + j) * S::kThreads + tid) *
+                                         4;
+            asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v[s][j][0]), "=f"(v[s][j][1]), "=f"(v[s][j][2]), "=f"(v[s][j][3])
+                         : "l"(p));
+          }
+#pragma unroll
+        for (int s = 0; s < S::kSplitK; ++s)
+#pragma unroll
+          for (int j = 0; j < kGroup; ++j) {
+            float* p = slots + (static_cast<long long>(s) * kSlotVec4 +
+                                (mi * kNI + n0 + j) * S::kThreads + tid) *
+                                   4;
+            asm volatile("st.global.cg.v4.f32 [%0], {%1, %1, %1, %1};" ::"l"(p), "f"(0.f));
+          }
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            float sum = v[0][j][e];
+#pragma unroll
+            for (int s = 1; s < S::kSplitK; ++s) sum += v[s][j][e];
+            acc[mi][n0 + j][e] = sum;
+          }
       }
+    }
     return true;
   }
 };

@@ -3,13 +3,19 @@
 // shared memory, fused epilogue, optional split-K. Runs on sm_80 and later.
 //
 // Spec (kernels_src/common/args.cuh) fields used beyond the common ones:
-//   kBlockM x kBlockN x kBlockK  block tile (M, N multiples of 16 * warps; K of 16;
-//                                all powers of two)
+//   kBlockM x kBlockN x kBlockK  block tile, powers of two: M, N multiples of
+//                                16 * warps, K 32..128
 //   kWarpsM x kWarpsN            warp grid; kThreads == 32 * kWarpsM * kWarpsN
 //   kStages                      pipeline depth (>= 2)
-//   kSplitK                      K split over blockIdx.z (with the workspace)
+//   kSplitK                      K split over blockIdx.z (<= 16), reduced through
+//                                the workspace (SplitK in epilogue.cuh)
 // Launch: grid (ceil(N / kBlockN), ceil(M / kBlockM), batch * kSplitK),
 // block kThreads, dynamic shared memory Mainloop<S>::kSmemBytes.
+//
+// Any M, N, K >= 1, any layout of A / B / C / D, any alignment: 16-byte
+// cp.async where rows are 16-byte aligned, 8- / 4-byte cp.async or 2-byte
+// loads otherwise; partial chunks at matrix edges are read element-wise.
+// kM == 0 takes M from args.m (<= the M the grid was sized for).
 #pragma once
 
 #include "jitgemm/common/args.cuh"

@@ -124,30 +124,31 @@ struct Mainloop {
     }
   }
 
-  __device__ __forceinline__ static void ComputeStage(float (&acc)[kMI][kNI][4], unsigned smem,
-                                                      const Lanes& l) {
-    const unsigned sa = smem, sb = smem + TileA::kBytes;
-    unsigned af[2][kMI][4], bf[2][kNI][2];
-    LoadFragments(af[0], bf[0], sa, sb, l, 0);
+  __device__ __forceinline__ static void Mma(float (&acc)[kMI][kNI][4], const unsigned (&af)[kMI][4],
+                                             const unsigned (&bf)[kNI][2]) {
 #pragma unroll
-    for (int kk = 0; kk < kKS; ++kk) {
-      if (kk + 1 < kKS) LoadFragments(af[(kk + 1) & 1], bf[(kk + 1) & 1], sa, sb, l, kk + 1);
+    for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
-      for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-        for (int j = 0; j < kNI; ++j) {
-          const int ni = (mi & 1) ? kNI - 1 - j : j;  // serpentine: reuse B registers
-          Mma16816<T>(acc[mi][ni], af[kk & 1][mi], bf[kk & 1][ni][0], bf[kk & 1][ni][1]);
-        }
+      for (int j = 0; j < kNI; ++j) {
+        const int ni = (mi & 1) ? kNI - 1 - j : j;  // serpentine: reuse B registers
+        Mma16816<T>(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
       }
     }
   }
 
   // Runs k-tiles [kt_begin, kt_begin + kt_count) through the pipeline.
+  //
+  // Per k-tile: kKS steps of k16. Fragments are double-buffered in registers:
+  // step kk loads the fragments of step kk + 1 before its mma. At the last
+  // step, the barrier that makes the next stage visible comes before loading
+  // that stage's first fragments, so the mma of the last step overlaps them;
+  // the copies of the tile kStages - 1 ahead are issued at step 0, into the
+  // stage every warp finished reading before that barrier.
   __device__ __forceinline__ static void Run(float (&acc)[kMI][kNI][4], unsigned smem,
                                              const T* a, const T* b, int m0, int n0, int m_total,
                                              int kt_begin, int kt_count, int wm0, int wn0,
                                              int tid) {
+    static_assert(kKS >= 2 && kKS % 2 == 0, "kBlockK must be 32, 64 or 128");
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
@@ -161,17 +162,37 @@ struct Mainloop {
       if (s < kt_count) LoadStage(smem + s * kStageBytes, a, b, m0, n0, m_total, kt_begin + s, tid);
       CpAsyncCommit();
     }
+    unsigned af[2][kMI][4], bf[2][kNI][2];
+    CpAsyncWait<S::kStages - 2>();
+    __syncthreads();
+    LoadFragments(af[0], bf[0], smem, smem + TileA::kBytes, lanes, 0);
+
     int read = 0, write = S::kStages - 1;
     for (int it = 0; it < kt_count; ++it) {
-      CpAsyncWait<S::kStages - 2>();
-      __syncthreads();
-      const int next = it + S::kStages - 1;
-      if (next < kt_count) {
-        LoadStage(smem + write * kStageBytes, a, b, m0, n0, m_total, kt_begin + next, tid);
+      const unsigned sa = smem + read * kStageBytes, sb = sa + TileA::kBytes;
+      const int next_read = read + 1 == S::kStages ? 0 : read + 1;
+#pragma unroll
+      for (int kk = 0; kk < kKS; ++kk) {
+        if (kk == kKS - 1) {
+          if (it + 1 < kt_count) {
+            CpAsyncWait<S::kStages - 2>();
+            __syncthreads();
+            const unsigned na = smem + next_read * kStageBytes;
+            LoadFragments(af[0], bf[0], na, na + TileA::kBytes, lanes, 0);
+          }
+        } else {
+          LoadFragments(af[(kk + 1) & 1], bf[(kk + 1) & 1], sa, sb, lanes, kk + 1);
+        }
+        if (kk == 0) {
+          const int next = it + S::kStages - 1;
+          if (next < kt_count) {
+            LoadStage(smem + write * kStageBytes, a, b, m0, n0, m_total, kt_begin + next, tid);
+          }
+          CpAsyncCommit();
+        }
+        Mma(acc, af[kk & 1], bf[kk & 1]);
       }
-      CpAsyncCommit();
-      ComputeStage(acc, smem + read * kStageBytes, lanes);
-      read = read + 1 == S::kStages ? 0 : read + 1;
+      read = next_read;
       write = write + 1 == S::kStages ? 0 : write + 1;
     }
     CpAsyncWait<0>();

@@ -47,6 +47,10 @@ struct SmemTile {
 // elements at or past `inner_left` (counted from the tile origin) are
 // zero-filled; the checks compile away when kCheckRows / kCheckInner are false.
 // kAlign: byte alignment of every global row start (2, 4, 8 or 16).
+//
+// Thread t copies chunks t, t + kThreads, ...: when kThreads is a multiple of
+// the chunks per row, every copy of a thread is in the same chunk column and
+// kRowStep rows apart, so addresses are one base plus constant offsets.
 template <class T, int kRows, int kInner, int kThreads, int64 kLd, int kAlign>
 struct TileLoader {
   using Tile = SmemTile<kRows, kInner>;
@@ -54,57 +58,63 @@ struct TileLoader {
   static constexpr int kTotal = kRows * kChunks;
   static constexpr int kIters = (kTotal + kThreads - 1) / kThreads;
   static constexpr bool kEven = kTotal % kThreads == 0;
+  static constexpr bool kFixedColumn = kThreads % kChunks == 0;
+  static constexpr int kRowStep = kThreads / kChunks;  // when kFixedColumn
   static_assert(kAlign == 2 || kAlign == 4 || kAlign == 8 || kAlign == 16, "bad alignment");
 
   // `tile` points at the tile origin in global memory; `safe` is any valid,
-  // kAlign-aligned address (used for fully zero-filled copies).
+  // kAlign-aligned address (the source of fully zero-filled copies).
   template <bool kCheckRows, bool kCheckInner>
   __device__ __forceinline__ static void Load(unsigned smem, const T* tile, const T* safe,
                                               int rows_left, int inner_left, int tid) {
-#pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int idx = tid + i * kThreads;
-      if (!kEven && idx >= kTotal) break;
-      const int row = idx / kChunks;
-      const int chunk = idx % kChunks;
-      const unsigned dst = smem + Tile::Offset(row, chunk);
-      const T* src = tile + static_cast<int64>(row) * kLd + chunk * 8;
-      int valid = 8;  // elements of this chunk inside the matrix
+    if (kFixedColumn) {
+      const int row0 = tid / kChunks, chunk = tid % kChunks;
+      const T* src0 = tile + static_cast<int64>(row0) * kLd + chunk * 8;
+      const unsigned dst0 = smem + Tile::Offset(row0, chunk);
+      int valid_inner = 8;
       if (kCheckInner) {
-        valid = inner_left - chunk * 8;
-        valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+        valid_inner = inner_left - chunk * 8;
+        valid_inner = valid_inner < 0 ? 0 : (valid_inner > 8 ? 8 : valid_inner);
       }
-      if (kCheckRows && row >= rows_left) valid = 0;
-      Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        if (!kEven && row0 + i * kRowStep >= kRows) break;
+        const int row = row0 + i * kRowStep;
+        const unsigned dst = kRowStep % Tile::kPeriod == 0
+                                 ? dst0 + i * kRowStep * Tile::kRowBytes
+                                 : smem + Tile::Offset(row, chunk);
+        const T* src = src0 + static_cast<int64>(i) * kRowStep * kLd;
+        const int valid = kCheckRows && row >= rows_left ? 0 : valid_inner;
+        Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const int idx = tid + i * kThreads;
+        if (!kEven && idx >= kTotal) break;
+        const int row = idx / kChunks, chunk = idx % kChunks;
+        const unsigned dst = smem + Tile::Offset(row, chunk);
+        const T* src = tile + static_cast<int64>(row) * kLd + chunk * 8;
+        int valid = 8;
+        if (kCheckInner) {
+          valid = inner_left - chunk * 8;
+          valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+        }
+        if (kCheckRows && row >= rows_left) valid = 0;
+        Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
+      }
     }
   }
 
+  // One 16-byte chunk of `valid` (0..8) elements; the rest zero-filled. A
+  // partial chunk at the edge of a matrix is read element by element, so no
+  // copy ever touches a byte past the matrix.
   template <bool kChecked>
   __device__ __forceinline__ static void Copy(unsigned dst, const T* src, const T* safe,
                                               int valid) {
-    if (kAlign == 16) {
-      if (!kChecked) {
-        CpAsync16Full(dst, src);
-      } else {
-        CpAsync16(dst, valid > 0 ? src : safe, valid * 2);
-      }
-    } else if (kAlign == 8) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        int bytes = valid * 2 - 8 * h;
-        bytes = bytes < 0 ? 0 : (bytes > 8 ? 8 : bytes);
-        CpAsync8(dst + 8 * h, bytes > 0 ? src + 4 * h : safe, bytes);
-      }
-    } else if (kAlign == 4) {
-#pragma unroll
-      for (int h = 0; h < 4; ++h) {
-        int bytes = valid * 2 - 4 * h;
-        bytes = bytes < 0 ? 0 : (bytes > 4 ? 4 : bytes);
-        CpAsync4(dst + 4 * h, bytes > 0 ? src + 2 * h : safe, bytes);
-      }
-    } else {
-      // 2-byte alignment: plain loads, stored synchronously. The stage being
-      // written is not read until after the next barrier, as for cp.async.
+    if (kAlign == 2 || (kChecked && valid > 0 && valid < 8)) {
+      // Plain loads, stored synchronously. The stage being written is not
+      // read before the next barrier, exactly as for cp.async.
       const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
       unsigned w[4];
 #pragma unroll
@@ -114,6 +124,21 @@ struct TileLoader {
         w[e] = lo | (hi << 16);
       }
       StShared128(dst, w[0], w[1], w[2], w[3]);
+      return;
+    }
+    // Here valid is 0 or 8.
+    if (kAlign == 16) {
+      if (!kChecked) {
+        CpAsync16Full(dst, src);
+      } else {
+        CpAsync16(dst, valid > 0 ? src : safe, valid > 0 ? 16 : 0);
+      }
+    } else if (kAlign == 8) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) CpAsync8(dst + 8 * h, valid > 0 ? src + 4 * h : safe, valid > 0 ? 8 : 0);
+    } else {
+#pragma unroll
+      for (int h = 0; h < 4; ++h) CpAsync4(dst + 4 * h, valid > 0 ? src + 2 * h : safe, valid > 0 ? 4 : 0);
     }
   }
 };
