@@ -1,10 +1,12 @@
 #include "jit/disk_tier.h"
 
-#include <cstdlib>
-
 #include <cuda.h>
 
+#include <cstdlib>
+
 #include "absl/strings/numbers.h"
+#include "cache/disk_cache.h"
+#include "cache/key.h"
 #include "jit/nvrtc_compiler.h"
 
 namespace jitgemm::jit {
@@ -16,14 +18,15 @@ absl::StatusOr<int> NvrtcVersionForKey() {
     int parsed = 0;
     if (absl::SimpleAtoi(env, &parsed)) return parsed;
   }
-  // Keys name the compiler that made the cubin; built against CUDA 13.0.
+  // Without NVRTC nothing can be compiled, so keys only serve lookups of a
+  // warmed cache, made by the NVRTC of the toolkit the library was built with.
   return CUDA_VERSION;
 }
 
 absl::StatusOr<std::string> DiskTierGetOrCreate(
     const std::string& key_text, absl::FunctionRef<absl::StatusOr<std::string>()> create) {
-  // Replaced by the shared on-disk cache once cache/ lands.
-  return create();
+  return cache::DiskCache::Default()->GetOrCreate(cache::MakeCacheKey(key_text),
+                                                  cache::EntryKind::kCubin, create);
 }
 
 }  // namespace jitgemm::jit

@@ -65,7 +65,7 @@ std::vector<GemmProblem> RepresentativeProblems() {
 TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
   if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
   Options options;
-  options.tuning = TuningPolicy::kExhaustive;
+  options.tuning = TuningPolicy::kFast;  // what the heuristic and fast policies can pick
   std::set<std::string> done;
   int compiled = 0;
   for (const char* arch : {"sm_80", "sm_90a"}) {

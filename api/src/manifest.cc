@@ -1,0 +1,194 @@
+#include "api/src/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace jitgemm {
+namespace {
+
+using json = nlohmann::json;
+
+// Reads an optional field; on a type mismatch records an error naming `path`.
+class Reader {
+ public:
+  std::string error;
+
+  template <class T>
+  void Get(const json& obj, const char* key, const std::string& path, T* out) {
+    if (!error.empty() || !obj.contains(key)) return;
+    const json& v = obj.at(key);
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) return Fail(path + "." + key, "a string");
+      *out = v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) return Fail(path + "." + key, "true or false");
+      *out = v.get<bool>();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!v.is_number()) return Fail(path + "." + key, "a number");
+      *out = v.get<T>();
+    } else {
+      if (!v.is_number_integer()) return Fail(path + "." + key, "an integer");
+      *out = v.get<T>();
+    }
+  }
+  void Fail(const std::string& path, const std::string& want) {
+    if (error.empty()) error = absl::StrCat(path, ": expected ", want);
+  }
+};
+
+bool ParseType(const std::string& s, DataType* t) {
+  if (s == "f32" || s == "fp32" || s == "float32") *t = DataType::kF32;
+  else if (s == "f16" || s == "fp16" || s == "float16") *t = DataType::kF16;
+  else if (s == "bf16" || s == "bfloat16") *t = DataType::kBF16;
+  else return false;
+  return true;
+}
+
+void ParseOperand(Reader& r, const json& obj, const std::string& path, Operand* op) {
+  if (!obj.is_object()) return r.Fail(path, "an object");
+  std::string type, layout;
+  r.Get(obj, "type", path, &type);
+  r.Get(obj, "layout", path, &layout);
+  r.Get(obj, "ld", path, &op->ld);
+  r.Get(obj, "batch_stride", path, &op->batch_stride);
+  if (!type.empty() && !ParseType(type, &op->type)) r.Fail(path + ".type", "f32, f16 or bf16");
+  if (layout == "row") op->layout = Layout::kRowMajor;
+  else if (layout == "col") op->layout = Layout::kColMajor;
+  else if (!layout.empty()) r.Fail(path + ".layout", "\"row\" or \"col\"");
+}
+
+const char* TypeName(DataType t) { return DataTypeName(t); }
+const char* LayoutName(Layout l) { return l == Layout::kRowMajor ? "row" : "col"; }
+const char* BiasName(BiasMode b) {
+  return b == BiasMode::kPerColumn ? "column" : b == BiasMode::kPerRow ? "row" : "none";
+}
+
+json OperandJson(const Operand& op) {
+  return {{"type", TypeName(op.type)},
+          {"layout", LayoutName(op.layout)},
+          {"ld", op.ld},
+          {"batch_stride", op.batch_stride}};
+}
+
+}  // namespace
+
+absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return absl::InvalidArgumentError("manifest: not valid JSON");
+  if (!root.is_object()) return absl::InvalidArgumentError("manifest: expected a JSON object");
+  Manifest m;
+  Reader r;
+  int version = 1;
+  r.Get(root, "version", "manifest", &version);
+  if (r.error.empty() && version != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.version: ", version, " is not 1"));
+  }
+  if (root.contains("options")) {
+    const json& o = root.at("options");
+    if (!o.is_object()) return absl::InvalidArgumentError("manifest.options: expected an object");
+    std::string tuning, backend;
+    r.Get(o, "tuning", "options", &tuning);
+    r.Get(o, "backend", "options", &backend);
+    r.Get(o, "pdl", "options", &m.options.pdl);
+    r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
+    r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
+    if (tuning == "fast") m.options.tuning = TuningPolicy::kFast;
+    else if (tuning == "exhaustive") m.options.tuning = TuningPolicy::kExhaustive;
+    else if (!tuning.empty() && tuning != "heuristic") r.Fail("options.tuning", "heuristic, fast or exhaustive");
+    if (backend == "jit") m.options.backend = BackendPolicy::kJitOnly;
+    else if (backend == "cublas") m.options.backend = BackendPolicy::kCublasOnly;
+    else if (!backend.empty() && backend != "auto") r.Fail("options.backend", "auto, jit or cublas");
+  }
+  if (!root.contains("problems") || !root.at("problems").is_array()) {
+    return absl::InvalidArgumentError("manifest.problems: expected an array");
+  }
+  const json& problems = root.at("problems");
+  for (size_t i = 0; i < problems.size() && r.error.empty(); ++i) {
+    const std::string path = absl::StrCat("problems[", i, "]");
+    const json& pj = problems[i];
+    if (!pj.is_object()) {
+      r.Fail(path, "an object");
+      break;
+    }
+    ManifestEntry e;
+    GemmProblem& p = e.problem;
+    r.Get(pj, "name", path, &e.name);
+    r.Get(pj, "m", path, &p.m);
+    r.Get(pj, "n", path, &p.n);
+    r.Get(pj, "k", path, &p.k);
+    r.Get(pj, "batch_count", path, &p.batch_count);
+    std::string dtype;
+    r.Get(pj, "dtype", path, &dtype);  // shorthand: every operand's type
+    if (!dtype.empty()) {
+      DataType t;
+      if (!ParseType(dtype, &t)) r.Fail(path + ".dtype", "f32, f16 or bf16");
+      p.a.type = p.b.type = p.c.type = p.d.type = t;
+    }
+    for (auto [key, op] : {std::pair{"a", &p.a}, {"b", &p.b}, {"c", &p.c}, {"d", &p.d}}) {
+      if (pj.contains(key)) ParseOperand(r, pj.at(key), path + "." + key, op);
+    }
+    if (pj.contains("epilogue")) {
+      const json& ej = pj.at("epilogue");
+      const std::string ep = path + ".epilogue";
+      if (!ej.is_object()) {
+        r.Fail(ep, "an object");
+        break;
+      }
+      std::string bias, act;
+      r.Get(ej, "alpha", ep, &p.epilogue.alpha);
+      r.Get(ej, "beta", ep, &p.epilogue.beta);
+      r.Get(ej, "bias", ep, &bias);
+      r.Get(ej, "bias_batch_stride", ep, &p.epilogue.bias_batch_stride);
+      r.Get(ej, "activation", ep, &act);
+      if (bias == "column") p.epilogue.bias = BiasMode::kPerColumn;
+      else if (bias == "row") p.epilogue.bias = BiasMode::kPerRow;
+      else if (!bias.empty() && bias != "none") r.Fail(ep + ".bias", "none, column or row");
+      bool found = act.empty();
+      for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                           Activation::kGeluErf, Activation::kSilu}) {
+        if (act == ActivationName(a)) {
+          p.epilogue.activation = a;
+          found = true;
+        }
+      }
+      if (!found) r.Fail(ep + ".activation", "none, relu, gelu_tanh, gelu_erf or silu");
+    }
+    m.problems.push_back(std::move(e));
+  }
+  if (!r.error.empty()) return absl::InvalidArgumentError(absl::StrCat("manifest: ", r.error));
+  return m;
+}
+
+std::string ProblemToJson(const GemmProblem& p, const std::string& name) {
+  json j = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"batch_count", p.batch_count},
+            {"a", OperandJson(p.a)}, {"b", OperandJson(p.b)}, {"c", OperandJson(p.c)},
+            {"d", OperandJson(p.d)},
+            {"epilogue",
+             {{"alpha", p.epilogue.alpha},
+              {"beta", p.epilogue.beta},
+              {"bias", BiasName(p.epilogue.bias)},
+              {"bias_batch_stride", p.epilogue.bias_batch_stride},
+              {"activation", ActivationName(p.epilogue.activation)}}}};
+  if (!name.empty()) j["name"] = name;
+  return j.dump();
+}
+
+std::string ManifestToJson(const Manifest& m) {
+  json problems = json::array();
+  for (const auto& e : m.problems) problems.push_back(json::parse(ProblemToJson(e.problem, e.name)));
+  const char* tuning = m.options.tuning == TuningPolicy::kFast         ? "fast"
+                       : m.options.tuning == TuningPolicy::kExhaustive ? "exhaustive"
+                                                                       : "heuristic";
+  json root = {{"version", 1},
+               {"options",
+                {{"tuning", tuning},
+                 {"pdl", m.options.pdl},
+                 {"pointer_alignment", m.options.pointer_alignment}}},
+               {"problems", problems}};
+  return root.dump(2);
+}
+
+}  // namespace jitgemm
