@@ -263,8 +263,7 @@ absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
   return bytes.size();
 }
 
-absl::StatusOr<std::unique_ptr<FileLock>> DiskCache::LockKey(const CacheKey& key,
-                                                             EntryKind kind) {
+absl::StatusOr<std::unique_ptr<FileLock>> DiskCache::LockKey(const CacheKey& key, EntryKind kind) {
   const std::string path = LockPath(root_, kind, key);
   bool waited = false;
   absl::StatusOr<std::unique_ptr<FileLock>> lock =

@@ -35,14 +35,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cache/entry.h"
@@ -75,7 +74,7 @@ struct CacheUsage {
 
 // What Verify found.
 struct VerifyReport {
-  uint64_t entries = 0;              // files that look like entries
+  uint64_t entries = 0;  // files that look like entries
   uint64_t valid = 0;
   std::vector<std::string> corrupt;  // paths (removed if asked)
 };

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "cache/mutex_lock.h"
 
 namespace jitgemm::cache {
 namespace {
@@ -72,7 +73,7 @@ absl::StatusOr<CacheUsage> DiskCache::Usage() {
 }
 
 absl::Status DiskCache::Prune(uint64_t max_bytes) {
-  absl::MutexLock lock(&prune_mu_);
+  MutexLock lock(&prune_mu_);
   return PruneLocked(max_bytes);
 }
 
@@ -108,7 +109,7 @@ absl::Status DiskCache::PruneLocked(uint64_t max_bytes) {
 }
 
 void DiskCache::AfterStore(uint64_t bytes) {
-  absl::MutexLock lock(&prune_mu_);
+  MutexLock lock(&prune_mu_);
   if (!usage_known_) {
     // One walk per process, at its first store, instead of one at Open:
     // processes that only read never pay for it. The walk already sees the

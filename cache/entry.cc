@@ -68,8 +68,8 @@ absl::StatusOr<EntryView> ParseEntry(std::string_view bytes) {
   EntryView view;
   view.version = GetU32(p + 8);
   if (view.version > kEntryFormatVersion) {
-    return Corrupt(absl::StrCat("format version ", view.version,
-                                " is newer than this library's ", kEntryFormatVersion));
+    return Corrupt(absl::StrCat("format version ", view.version, " is newer than this library's ",
+                                kEntryFormatVersion));
   }
   if (view.version != kEntryFormatVersion) {
     return Corrupt(absl::StrCat("unknown format version ", view.version));
@@ -89,8 +89,8 @@ absl::StatusOr<EntryView> ParseEntry(std::string_view bytes) {
     return Corrupt(absl::StrCat("key text of ", key_size, " bytes claimed, ", body, " present"));
   }
   if (payload_size > body - key_size) {
-    return Corrupt(absl::StrCat("payload of ", payload_size, " bytes claimed, ", body - key_size,
-                                " present"));
+    return Corrupt(
+        absl::StrCat("payload of ", payload_size, " bytes claimed, ", body - key_size, " present"));
   }
   if (key_size + payload_size != body) {
     return Corrupt(absl::StrCat(body - key_size - payload_size, " unexplained trailing bytes"));

@@ -20,11 +20,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace jitgemm::cache {
@@ -77,8 +77,7 @@ class Env {
   // cannot make the reader allocate more than the file holds. A file that
   // shrinks while being read yields the shorter contents. Anything other than
   // a regular file (a FIFO, a directory) is FailedPrecondition.
-  virtual absl::StatusOr<std::string> ReadFile(const std::string& path,
-                                               uint64_t max_bytes) = 0;
+  virtual absl::StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) = 0;
 
   // Creates `path` exclusively (O_CREAT | O_EXCL, mode 0644 minus umask):
   // AlreadyExists if it is there.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cache/mutex_lock.h"
 
 namespace jitgemm::cache {
 
@@ -20,7 +21,7 @@ class FaultWritableFile : public WritableFile {
     uint64_t limit, truncate_at;
     int error;
     {
-      absl::MutexLock lock(&env_->mu_);
+      MutexLock lock(&env_->mu_);
       limit = env_->append_limit_;
       error = env_->append_error_;
       truncate_at = env_->truncate_at_;
@@ -67,34 +68,34 @@ class FaultWritableFile : public WritableFile {
 FaultEnv::FaultEnv(Env* base) : base_(base) {}
 
 void FaultEnv::FailOp(FaultOp op, int error, int times, std::string path_part) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_.push_back(Rule{op, error, times, std::move(path_part)});
 }
 
 void FaultEnv::FailAppendAfter(uint64_t bytes, int error) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   append_limit_ = bytes;
   append_error_ = error;
 }
 
 void FaultEnv::TruncateWritesAt(uint64_t bytes) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   truncate_at_ = bytes;
 }
 
 void FaultEnv::SetReadOnly(bool read_only) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   read_only_ = read_only;
 }
 
 void FaultEnv::CrashAt(CrashPoint point, std::function<void()> on_crash) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   crash_at_ = point;
   on_crash_ = std::move(on_crash);
 }
 
 void FaultEnv::ClearFaults() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_.clear();
   append_limit_ = UINT64_MAX;
   truncate_at_ = UINT64_MAX;
@@ -104,24 +105,24 @@ void FaultEnv::ClearFaults() {
 }
 
 bool FaultEnv::crashed() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return crashed_;
 }
 
 int FaultEnv::calls(FaultOp op) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return calls_[static_cast<int>(op)];
 }
 
 bool FaultEnv::crash_pending(CrashPoint point) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return !crashed_ && crash_at_ == point;
 }
 
 bool FaultEnv::MaybeCrash(CrashPoint point) {
   std::function<void()> hook;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (crashed_ || crash_at_ != point) return false;
     crashed_ = true;
     hook = on_crash_;
@@ -131,7 +132,7 @@ bool FaultEnv::MaybeCrash(CrashPoint point) {
 }
 
 absl::Status FaultEnv::Check(FaultOp op, const std::string& path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ++calls_[static_cast<int>(op)];
   if (crashed_) return absl::AbortedError(absl::StrCat("process is dead (simulated): ", path));
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
@@ -195,7 +196,7 @@ absl::Status FaultEnv::CreateDirs(const std::string& path) {
   if (!s.ok()) return s;
   bool read_only;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     read_only = read_only_;
   }
   if (read_only) {
@@ -219,7 +220,7 @@ absl::Status FaultEnv::SyncDir(const std::string& dir) {
 
 bool FaultEnv::IsWritableDir(const std::string& dir) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (read_only_ || crashed_) return false;
   }
   return base_->IsWritableDir(dir);

@@ -19,8 +19,8 @@ absl::StatusOr<std::unique_ptr<FileLock>> AcquireFileLock(Env* env, const std::s
     if (attempt == 0 && waited != nullptr) *waited = true;
     absl::Duration elapsed = absl::FromChrono(std::chrono::steady_clock::now() - start);
     if (elapsed >= timeout) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "gave up waiting for '", path, "' after ", absl::FormatDuration(elapsed)));
+      return absl::DeadlineExceededError(
+          absl::StrCat("gave up waiting for '", path, "' after ", absl::FormatDuration(elapsed)));
     }
     absl::SleepFor(std::min(pause, timeout - elapsed));
     pause = std::min(pause * 2, absl::Milliseconds(25));

@@ -1,9 +1,9 @@
 #include "cache/layout.h"
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "cache/env.h"
 
 namespace jitgemm::cache {

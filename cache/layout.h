@@ -16,8 +16,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "cache/entry.h"
 #include "cache/key.h"
 

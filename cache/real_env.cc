@@ -94,16 +94,15 @@ class PosixFileLock : public FileLock {
 }  // namespace
 
 RealEnv::RealEnv()
-    : seed_(std::random_device{}() ^
-            (static_cast<uint64_t>(::getpid()) << 32) ^
-            static_cast<uint64_t>(
-                std::chrono::steady_clock::now().time_since_epoch().count())) {}
+    : seed_(std::random_device{}() ^ (static_cast<uint64_t>(::getpid()) << 32) ^
+            static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {}
 
 absl::StatusOr<std::string> RealEnv::ReadFile(const std::string& path, uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO planted at an entry path must not hang.
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
   if (fd.get() < 0) {
-    if (errno == ELOOP) return absl::FailedPreconditionError(absl::StrCat("'", path, "' is a symlink"));
+    if (errno == ELOOP)
+      return absl::FailedPreconditionError(absl::StrCat("'", path, "' is a symlink"));
     return PathError("open", path);
   }
   struct stat st;

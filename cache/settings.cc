@@ -20,8 +20,8 @@ std::optional<CacheMode> ParseMode(absl::string_view text) {
   std::string v = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
   if (v == "off" || v == "0" || v == "false" || v == "no") return CacheMode::kOff;
   if (v == "readonly" || v == "read-only" || v == "ro") return CacheMode::kReadOnly;
-  if (v == "readwrite" || v == "read-write" || v == "rw" || v == "on" || v == "1" ||
-      v == "true" || v == "yes") {
+  if (v == "readwrite" || v == "read-write" || v == "rw" || v == "on" || v == "1" || v == "true" ||
+      v == "yes") {
     return CacheMode::kReadWrite;
   }
   return std::nullopt;
@@ -39,11 +39,20 @@ std::optional<uint64_t> ParseBytes(absl::string_view text) {
   }
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        break;
     }
     if (shift != 0) digits.remove_suffix(1);
   }
@@ -57,8 +66,8 @@ std::string HomeFromPasswd() {
   struct passwd pw;
   struct passwd* result = nullptr;
   std::string buffer(16384, '\0');
-  if (getpwuid_r(geteuid(), &pw, buffer.data(), buffer.size(), &result) != 0 ||
-      result == nullptr || pw.pw_dir == nullptr) {
+  if (getpwuid_r(geteuid(), &pw, buffer.data(), buffer.size(), &result) != 0 || result == nullptr ||
+      pw.pw_dir == nullptr) {
     return "";
   }
   return pw.pw_dir;

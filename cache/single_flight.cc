@@ -1,5 +1,7 @@
 #include "cache/single_flight.h"
 
+#include "cache/mutex_lock.h"
+
 namespace jitgemm::cache {
 
 absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
@@ -8,7 +10,7 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
   std::shared_ptr<Flight> flight;
   bool leader = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::shared_ptr<Flight>& slot = flights_[key];
     if (slot == nullptr) {
       slot = std::make_shared<Flight>();
@@ -20,8 +22,8 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
   }
   if (shared != nullptr) *shared = !leader;
   if (!leader) {
-    absl::MutexLock lock(&flight->mu);
-    flight->mu.Await(absl::Condition(&flight->done));
+    MutexLock lock(&flight->mu);
+    lock.Await(absl::Condition(&flight->done));
     return flight->result;
   }
 
@@ -30,11 +32,11 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
   // starts a new flight (and finds the stored entry on disk) instead of
   // joining a finished one, so nothing, in particular no error, outlives it.
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     flights_.erase(key);
   }
   {
-    absl::MutexLock lock(&flight->mu);
+    MutexLock lock(&flight->mu);
     flight->result = result;
     flight->done = true;
   }
@@ -42,13 +44,13 @@ absl::StatusOr<std::string> SingleFlight::Do(const std::string& key,
 }
 
 size_t SingleFlight::Joined(const std::string& key) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = flights_.find(key);
   return it == flights_.end() ? 0 : it->second->joined;
 }
 
 size_t SingleFlight::InFlight() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return flights_.size();
 }
 

@@ -67,9 +67,9 @@ struct TuningRecord {
 // if it was measured elsewhere (Matches), is for another problem_signature
 // than `current`'s, or names a winner that `winner_exists` no longer knows.
 // Any error means: tune again and StoreTuningRecord.
-absl::StatusOr<TuningRecord> LoadTuningRecord(DiskCache& cache, const CacheKey& key,
-                                              const TuningRecord& current,
-                                              absl::FunctionRef<bool(std::string_view)> winner_exists);
+absl::StatusOr<TuningRecord> LoadTuningRecord(
+    DiskCache& cache, const CacheKey& key, const TuningRecord& current,
+    absl::FunctionRef<bool(std::string_view)> winner_exists);
 
 // Stores `record` under `key`, replacing any previous record.
 void StoreTuningRecord(DiskCache& cache, const CacheKey& key, const TuningRecord& record);

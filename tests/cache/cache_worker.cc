@@ -42,26 +42,45 @@ bool Parse(int argc, char** argv, Options* o) {
     std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
     auto number = [&](int* out) { return absl::SimpleAtoi(value, out); };
     bool ok = true;
-    if (name == "--root") o->root = value;
-    else if (name == "--key") o->key = value;
-    else if (name == "--creates") o->creates = value;
-    else if (name == "--out") o->out = value;
-    else if (name == "--stats") o->stats = value;
-    else if (name == "--kind") o->kind = value == "tuning" ? EntryKind::kTuningRecord : EntryKind::kCubin;
-    else if (name == "--ready-fd") ok = number(&o->ready_fd);
-    else if (name == "--go-fd") ok = number(&o->go_fd);
-    else if (name == "--lock-fault") o->lock_eperm = value == "eperm";
-    else if (name == "--lock-timeout-ms") ok = number(&o->lock_timeout_ms);
-    else if (name == "--create-ms") ok = number(&o->create_ms);
-    else if (name == "--create-forever") o->create_forever = true;
-    else if (name == "--payload-bytes") ok = number(&o->payload_bytes);
-    else if (name == "--tuning-records") ok = number(&o->tuning_records);
+    if (name == "--root")
+      o->root = value;
+    else if (name == "--key")
+      o->key = value;
+    else if (name == "--creates")
+      o->creates = value;
+    else if (name == "--out")
+      o->out = value;
+    else if (name == "--stats")
+      o->stats = value;
+    else if (name == "--kind")
+      o->kind = value == "tuning" ? EntryKind::kTuningRecord : EntryKind::kCubin;
+    else if (name == "--ready-fd")
+      ok = number(&o->ready_fd);
+    else if (name == "--go-fd")
+      ok = number(&o->go_fd);
+    else if (name == "--lock-fault")
+      o->lock_eperm = value == "eperm";
+    else if (name == "--lock-timeout-ms")
+      ok = number(&o->lock_timeout_ms);
+    else if (name == "--create-ms")
+      ok = number(&o->create_ms);
+    else if (name == "--create-forever")
+      o->create_forever = true;
+    else if (name == "--payload-bytes")
+      ok = number(&o->payload_bytes);
+    else if (name == "--tuning-records")
+      ok = number(&o->tuning_records);
     else if (name == "--kill-at") {
-      if (value == "temp") o->kill_at = CrashPoint::kTempCreated;
-      else if (value == "mid") o->kill_at = CrashPoint::kMidWrite;
-      else if (value == "rename") o->kill_at = CrashPoint::kBeforeRename;
-      else ok = false;
-    } else ok = false;
+      if (value == "temp")
+        o->kill_at = CrashPoint::kTempCreated;
+      else if (value == "mid")
+        o->kill_at = CrashPoint::kMidWrite;
+      else if (value == "rename")
+        o->kill_at = CrashPoint::kBeforeRename;
+      else
+        ok = false;
+    } else
+      ok = false;
     if (!ok) {
       std::fprintf(stderr, "cache_worker: bad argument '%s'\n", arg.c_str());
       return false;
@@ -133,9 +152,9 @@ int Run(const Options& o) {
     }
     for (int i = 0; i < o.tuning_records; ++i) {
       std::string problem = absl::StrCat(o.key, "-", i);
-      absl::StatusOr<TuningRecord> r = LoadTuningRecord(*cache, MakeCacheKey("tuning:" + problem),
-                                                        RecordFor(problem),
-                                                        [](std::string_view) { return true; });
+      absl::StatusOr<TuningRecord> r =
+          LoadTuningRecord(*cache, MakeCacheKey("tuning:" + problem), RecordFor(problem),
+                           [](std::string_view) { return true; });
       if (!r.ok() || !(*r == RecordFor(problem))) return 4;
     }
     return 0;
@@ -143,15 +162,16 @@ int Run(const Options& o) {
 
   const CacheKey key = MakeCacheKey(o.key);
   const std::string expected = testing::PayloadFor(o.key, static_cast<size_t>(o.payload_bytes));
-  absl::StatusOr<std::string> result = cache->GetOrCreate(key, o.kind, [&]() -> absl::StatusOr<std::string> {
-    if (!o.creates.empty()) AppendLine(o.creates, absl::StrCat(::getpid(), "\n"));
-    Signal(o.ready_fd, 'c');
-    if (o.create_forever) {
-      for (;;) ::pause();
-    }
-    if (o.create_ms > 0) absl::SleepFor(absl::Milliseconds(o.create_ms));
-    return expected;
-  });
+  absl::StatusOr<std::string> result =
+      cache->GetOrCreate(key, o.kind, [&]() -> absl::StatusOr<std::string> {
+        if (!o.creates.empty()) AppendLine(o.creates, absl::StrCat(::getpid(), "\n"));
+        Signal(o.ready_fd, 'c');
+        if (o.create_forever) {
+          for (;;) ::pause();
+        }
+        if (o.create_ms > 0) absl::SleepFor(absl::Milliseconds(o.create_ms));
+        return expected;
+      });
   if (!result.ok()) {
     std::fprintf(stderr, "cache_worker: %s\n", result.status().ToString().c_str());
     return 1;

@@ -48,7 +48,8 @@ class CrashTest : public ::testing::TestWithParam<CrashCase> {
     std::vector<std::string> temps = TempFilesUnder(root_);
     ASSERT_THAT(temps, SizeIs(1));
     const std::string temp = root_ + "/" + temps[0];
-    const size_t full = EncodeEntry(key, EntryKind::kCubin, PayloadFor(key.text, payload_bytes)).size();
+    const size_t full =
+        EncodeEntry(key, EntryKind::kCubin, PayloadFor(key.text, payload_bytes)).size();
     const size_t temp_size = ReadBytes(temp).size();
     switch (GetParam().point) {
       case CrashPoint::kTempCreated:

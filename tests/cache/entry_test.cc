@@ -62,7 +62,8 @@ TEST(EntryTest, ThreeBytesOverwrittenInPayloadAreDetected) {
   std::string bytes = EncodeEntry(kKey, EntryKind::kCubin, testing::PayloadFor("p", 4096));
   size_t at = kEntryHeaderBytes + kKey.text.size() + 2000;
   for (size_t i = 0; i < 3; ++i) bytes[at + i] = static_cast<char>(~bytes[at + i]);
-  EXPECT_THAT(DecodeEntry(bytes, kKey), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("checksum")));
+  EXPECT_THAT(DecodeEntry(bytes, kKey),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("checksum")));
 }
 
 TEST(EntryTest, ThreeBytesOverwrittenInHeaderAreDetected) {
@@ -128,7 +129,8 @@ TEST(EntryTest, ClaimedPayloadOf2To40BytesIsRejectedFromTheHeader) {
   // Sizes chosen to overflow a naive sum are rejected the same way.
   PutU64At(&bytes, 24, ~uint64_t{0} - 10);
   Reseal(&bytes);
-  EXPECT_THAT(DecodeEntry(bytes, kKey), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("claimed")));
+  EXPECT_THAT(DecodeEntry(bytes, kKey),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("claimed")));
 }
 
 TEST(EntryTest, ClaimedHugeKeyTextIsRejected) {

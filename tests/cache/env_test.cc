@@ -51,9 +51,12 @@ class RealEnvTest : public ::testing::Test {
 TEST(ErrnoToStatusTest, MapsTheCodesTheCacheDistinguishes) {
   EXPECT_THAT(ErrnoToStatus(ENOENT, "open 'x'"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("open 'x'")));
-  EXPECT_THAT(ErrnoToStatus(EEXIST, "c"), StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("")));
-  EXPECT_THAT(ErrnoToStatus(EPERM, "c"), StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
-  EXPECT_THAT(ErrnoToStatus(EROFS, "c"), StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
+  EXPECT_THAT(ErrnoToStatus(EEXIST, "c"),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("")));
+  EXPECT_THAT(ErrnoToStatus(EPERM, "c"),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
+  EXPECT_THAT(ErrnoToStatus(EROFS, "c"),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
   EXPECT_THAT(ErrnoToStatus(ENOSPC, "c"),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("[errno 28]")));
   EXPECT_THAT(ErrnoToStatus(EDQUOT, "c"),
@@ -61,7 +64,8 @@ TEST(ErrnoToStatusTest, MapsTheCodesTheCacheDistinguishes) {
   EXPECT_THAT(ErrnoToStatus(EBUSY, "c"), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("")));
   EXPECT_THAT(ErrnoToStatus(EXDEV, "c"),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("")));
-  EXPECT_THAT(ErrnoToStatus(ENOLCK, "c"), StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("")));
+  EXPECT_THAT(ErrnoToStatus(ENOLCK, "c"),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("")));
   EXPECT_THAT(ErrnoToStatus(EIO, "c"), StatusIs(absl::StatusCode::kInternal, HasSubstr("")));
 }
 
@@ -83,7 +87,8 @@ TEST_F(RealEnvTest, WritesAndReadsBack) {
 TEST_F(RealEnvTest, NewWritableFileIsExclusive) {
   std::string path = dir_.Sub("f");
   ASSERT_THAT(Write(path, "one"), IsOk());
-  EXPECT_THAT(env_.NewWritableFile(path), StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("f")));
+  EXPECT_THAT(env_.NewWritableFile(path),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("f")));
   EXPECT_EQ(ReadBytes(path), "one");
 }
 
@@ -131,7 +136,8 @@ TEST_F(RealEnvTest, ListStatRenameRemove) {
   ASSERT_THAT(env_.RenameFile(dir_.Sub("a"), dir_.Sub("b")), IsOk());
   EXPECT_FALSE(Exists(dir_.Sub("a")));
   ASSERT_THAT(env_.RemoveFile(dir_.Sub("b")), IsOk());
-  EXPECT_THAT(env_.RemoveFile(dir_.Sub("b")), StatusIs(absl::StatusCode::kNotFound, HasSubstr("b")));
+  EXPECT_THAT(env_.RemoveFile(dir_.Sub("b")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("b")));
 }
 
 TEST_F(RealEnvTest, CreateDirsIsMkdirP) {
@@ -158,7 +164,8 @@ TEST_F(RealEnvTest, LockIsExclusiveBetweenDescriptorsAndUnlinkedOnRelease) {
   ASSERT_THAT(first, IsOk());
   EXPECT_TRUE(Exists(path));
   // A second descriptor in the same process is excluded, as flock promises.
-  EXPECT_THAT(env_.TryLockFile(path), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("locked")));
+  EXPECT_THAT(env_.TryLockFile(path),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("locked")));
   first->reset();
   EXPECT_FALSE(Exists(path));
   EXPECT_THAT(env_.TryLockFile(path), IsOk());
@@ -171,7 +178,7 @@ TEST_F(RealEnvTest, LockOnAnUnlinkedInodeIsRefused) {
   int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::unlink(path.c_str()), 0);
-  WriteBytes(path, "");  // a new inode under the same name
+  WriteBytes(path, "");                          // a new inode under the same name
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // lock on the old inode
   EXPECT_THAT(env_.TryLockFile(path), IsOk());   // the new one is free
   ::close(fd);
@@ -196,8 +203,8 @@ TEST_F(RealEnvTest, AcquireFileLockTimesOutAgainstALiveHolder) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_THAT(AcquireFileLock(&env_, path, absl::Milliseconds(200), &waited),
               StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("gave up waiting")));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(waited);
   EXPECT_GE(ms, 190);
   EXPECT_LT(ms, 5000);
@@ -235,7 +242,8 @@ TEST(FaultEnvTest, FailOpCountsDownAndMatchesPaths) {
   WriteBytes(dir.Sub("a"), "1");
   WriteBytes(dir.Sub("b"), "2");
   env.FailOp(FaultOp::kRead, EIO, 2, "/a");
-  EXPECT_THAT(env.ReadFile(dir.Sub("a"), 10), StatusIs(absl::StatusCode::kInternal, HasSubstr("injected")));
+  EXPECT_THAT(env.ReadFile(dir.Sub("a"), 10),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("injected")));
   EXPECT_THAT(env.ReadFile(dir.Sub("b"), 10), IsOk());
   EXPECT_THAT(env.ReadFile(dir.Sub("a"), 10), StatusIs(absl::StatusCode::kInternal, HasSubstr("")));
   EXPECT_THAT(env.ReadFile(dir.Sub("a"), 10), IsOk());
@@ -274,7 +282,8 @@ TEST(FaultEnvTest, ReadOnlyRefusesMutationsButAllowsExistingDirs) {
   EXPECT_THAT(env.NewWritableFile(dir.Sub("f")),
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("Read-only")));
   EXPECT_THAT(env.CreateDirs(dir.path()), IsOk());
-  EXPECT_THAT(env.CreateDirs(dir.Sub("new")), StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
+  EXPECT_THAT(env.CreateDirs(dir.Sub("new")),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("")));
 }
 
 TEST(FaultEnvTest, CrashMakesTheEnvDead) {
@@ -286,7 +295,8 @@ TEST(FaultEnvTest, CrashMakesTheEnvDead) {
   EXPECT_THAT((*f)->Append("0123456789"), StatusIs(absl::StatusCode::kAborted, HasSubstr("crash")));
   EXPECT_TRUE(env.crashed());
   EXPECT_EQ(ReadBytes(dir.Sub("f")), "01234");
-  EXPECT_THAT(env.RemoveFile(dir.Sub("f")), StatusIs(absl::StatusCode::kAborted, HasSubstr("dead")));
+  EXPECT_THAT(env.RemoveFile(dir.Sub("f")),
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("dead")));
   EXPECT_TRUE(Exists(dir.Sub("f")));
 }
 

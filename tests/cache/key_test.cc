@@ -50,9 +50,7 @@ TEST(CacheKeyTest, HexIs32LowercaseHexHighHalfFirst) {
   EXPECT_EQ(small.Hex(), "00000000000000010000000000000002");
 }
 
-TEST(CacheKeyTest, KeepsTheText) {
-  EXPECT_EQ(MakeCacheKey(kCanonical).text, kCanonical);
-}
+TEST(CacheKeyTest, KeepsTheText) { EXPECT_EQ(MakeCacheKey(kCanonical).text, kCanonical); }
 
 TEST(CacheKeyTest, SameTextSameKeyAcrossThreadsAndEnvironment) {
   const CacheKey first = MakeCacheKey(kCanonical);
@@ -113,16 +111,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FieldChange{"arch suffix", "arch=sm_90a", "arch=sm_90"},
                       FieldChange{"arch", "arch=sm_90a", "arch=sm_80"},
                       FieldChange{"nvrtc version", "nvrtc=13000", "nvrtc=12080"},
-                      FieldChange{"abi", "abi=1", "abi=2"},
-                      FieldChange{"flags", "-lineinfo", "-G"},
+                      FieldChange{"abi", "abi=1", "abi=2"}, FieldChange{"flags", "-lineinfo", "-G"},
                       FieldChange{"source hash", "9f86d081884c7d65", "9f86d081884c7d64"},
                       FieldChange{"library version", "library=0.1.0", "library=0.1.1"},
                       FieldChange{"family", "family=sm80", "family=simt"},
                       FieldChange{"tile", "128x128x32", "128x64x32"},
-                      FieldChange{"stages", " s3 ", " s4 "},
-                      FieldChange{"M", "M4096", "M4095"},
-                      FieldChange{"N", "N4096", "N4097"},
-                      FieldChange{"K", "K4096", "K64"},
+                      FieldChange{"stages", " s3 ", " s4 "}, FieldChange{"M", "M4096", "M4095"},
+                      FieldChange{"N", "N4096", "N4097"}, FieldChange{"K", "K4096", "K64"},
                       FieldChange{"lda", "lda4096", "lda4104"},
                       FieldChange{"layout", " tn ", " nn "},
                       FieldChange{"dtype", "bf16 bf16 bf16", "f16 f16 f16"},

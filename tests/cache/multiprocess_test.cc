@@ -51,11 +51,11 @@ struct Stats {
 
 Stats ReadStats(const std::string& path) {
   Stats s;
-  std::vector<std::string> f = absl::StrSplit(ReadBytes(path), absl::ByAnyChar(" \n"),
-                                              absl::SkipEmpty());
+  std::vector<std::string> f =
+      absl::StrSplit(ReadBytes(path), absl::ByAnyChar(" \n"), absl::SkipEmpty());
   if (f.size() != 7) return s;
-  uint64_t* fields[] = {&s.hits, &s.misses, &s.compiles, &s.stores, &s.lock_waits,
-                        &s.store_failures, &s.corrupt};
+  uint64_t* fields[] = {&s.hits,       &s.misses,         &s.compiles, &s.stores,
+                        &s.lock_waits, &s.store_failures, &s.corrupt};
   for (int i = 0; i < 7; ++i) *fields[i] = std::stoull(f[i]);
   return s;
 }
@@ -72,16 +72,20 @@ class MultiProcessTest : public ::testing::Test {
   // behind; returns how many creates ran.
   Round RunRound(int round, const std::vector<std::string>& extra) {
     Round result;
-    const std::string key = absl::StrCat("arch=sm_90a\nround=", round, "\ntest=",
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const std::string key =
+        absl::StrCat("arch=sm_90a\nround=", round,
+                     "\ntest=", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     const std::string creates = dir_.Sub(absl::StrCat("creates-", round));
     WorkerGroup group;
     for (int i = 0; i < kProcesses; ++i) {
       std::vector<std::string> args = {
-          "--root=" + root_, "--key=" + key, "--creates=" + creates,
+          "--root=" + root_,
+          "--key=" + key,
+          "--creates=" + creates,
           absl::StrCat("--out=", dir_.Sub(absl::StrCat("out-", round, "-", i))),
           absl::StrCat("--stats=", dir_.Sub(absl::StrCat("stats-", round, "-", i))),
-          "--create-ms=20", absl::StrCat("--payload-bytes=", kPayloadBytes)};
+          "--create-ms=20",
+          absl::StrCat("--payload-bytes=", kPayloadBytes)};
       args.insert(args.end(), extra.begin(), extra.end());
       EXPECT_GT(group.Spawn(args), 0);
     }
@@ -235,8 +239,7 @@ TEST_F(MultiProcessTest, WaiterUsesTheEntryTheHolderPublished) {
   ASSERT_TRUE(group.WaitForSignals('c', 1));
   WorkerGroup waiter_group;
   pid_t waiter = waiter_group.Spawn({"--root=" + root_, "--key=" + key, "--creates=" + creates,
-                                     "--stats=" + dir_.Sub("stats"),
-                                     "--out=" + dir_.Sub("out")});
+                                     "--stats=" + dir_.Sub("stats"), "--out=" + dir_.Sub("out")});
   waiter_group.Release();
   EXPECT_EQ(waiter_group.Wait(waiter), 0);
   EXPECT_EQ(group.Wait(holder), 0);

@@ -36,9 +36,8 @@ TEST(SettingsTest, Defaults) {
 }
 
 TEST(SettingsTest, RootPrecedence) {
-  EXPECT_EQ(SettingsFromVariables(Vars({{"JITGEMM_CACHE_DIR", "/c"},
-                                        {"XDG_CACHE_HOME", "/x"},
-                                        {"HOME", "/h"}}))
+  EXPECT_EQ(SettingsFromVariables(
+                Vars({{"JITGEMM_CACHE_DIR", "/c"}, {"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}}))
                 .root,
             "/c");
   EXPECT_EQ(SettingsFromVariables(Vars({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})).root,
@@ -56,7 +55,9 @@ TEST(SettingsTest, WithoutHomeFallsBackToPasswordDatabase) {
 }
 
 TEST(SettingsTest, Modes) {
-  auto mode = [](const char* v) { return SettingsFromVariables(Vars({{"JITGEMM_CACHE", v}})).mode; };
+  auto mode = [](const char* v) {
+    return SettingsFromVariables(Vars({{"JITGEMM_CACHE", v}})).mode;
+  };
   EXPECT_EQ(mode("off"), CacheMode::kOff);
   EXPECT_EQ(mode("OFF"), CacheMode::kOff);
   EXPECT_EQ(mode("0"), CacheMode::kOff);

@@ -58,12 +58,15 @@ TEST(SingleFlightTest, OneRunSharedByAllWaiters) {
   std::vector<absl::StatusOr<std::string>> results(kThreads);
   RunTogether([&](int i) {
     bool shared = false;
-    results[i] = flights.Do("k", [&]() -> absl::StatusOr<std::string> {
-      ++runs;
-      // Hold the flight open until every other thread has joined it.
-      EXPECT_TRUE(WaitUntil([&] { return flights.Joined("k") == kThreads - 1; }));
-      return std::string("value");
-    }, &shared);
+    results[i] = flights.Do(
+        "k",
+        [&]() -> absl::StatusOr<std::string> {
+          ++runs;
+          // Hold the flight open until every other thread has joined it.
+          EXPECT_TRUE(WaitUntil([&] { return flights.Joined("k") == kThreads - 1; }));
+          return std::string("value");
+        },
+        &shared);
     if (shared) ++shared_count;
   });
   EXPECT_EQ(runs.load(), 1);
@@ -87,7 +90,8 @@ TEST(SingleFlightTest, ErrorReachesEveryWaiterAndIsNotKept) {
   for (const auto& r : results) {
     EXPECT_THAT(r, StatusIs(absl::StatusCode::kInternal, HasSubstr("boom")));
   }
-  absl::StatusOr<std::string> retry = flights.Do("k", [] { return absl::StatusOr<std::string>("ok"); });
+  absl::StatusOr<std::string> retry =
+      flights.Do("k", [] { return absl::StatusOr<std::string>("ok"); });
   EXPECT_THAT(retry, IsOk());
 }
 
@@ -110,7 +114,8 @@ TEST_P(ThreadsTest, SixtyFourThreadsOneKeyOneCreate) {
   RunTogether([&](int i) {
     results[i] = cache->GetOrCreate(key, EntryKind::kCubin, [&]() -> absl::StatusOr<std::string> {
       ++creates;
-      EXPECT_TRUE(WaitUntil([&] { return cache->Waiters(key, EntryKind::kCubin) == kThreads - 1; }));
+      EXPECT_TRUE(
+          WaitUntil([&] { return cache->Waiters(key, EntryKind::kCubin) == kThreads - 1; }));
       return expected;
     });
   });
@@ -135,7 +140,8 @@ TEST_P(ThreadsTest, CreateErrorReachesEveryWaiterAndALaterCallRetries) {
   RunTogether([&](int i) {
     results[i] = cache->GetOrCreate(key, EntryKind::kCubin, [&]() -> absl::StatusOr<std::string> {
       ++creates;
-      EXPECT_TRUE(WaitUntil([&] { return cache->Waiters(key, EntryKind::kCubin) == kThreads - 1; }));
+      EXPECT_TRUE(
+          WaitUntil([&] { return cache->Waiters(key, EntryKind::kCubin) == kThreads - 1; }));
       return absl::InvalidArgumentError("nvrtc: error: identifier \"x\" is undefined");
     });
   });

@@ -32,7 +32,8 @@ TuningRecord Sample(const std::string& problem = "bf16 tn M4096 N4096 K4096") {
   r.library_version = "0.1.0";
   r.problem_signature = problem;
   r.winner = "gemm_sm80_bf16_128x128x32_s3";
-  r.candidate_us = {{"cublasLt", 812.5}, {"gemm_sm80_bf16_128x128x32_s3", 771.25},
+  r.candidate_us = {{"cublasLt", 812.5},
+                    {"gemm_sm80_bf16_128x128x32_s3", 771.25},
                     {"gemm_sm80_bf16_128x64x32_s4", 790.0}};
   r.reason = "jit 5.1% faster than cublasLt (margin 3%)";
   return r;
@@ -99,14 +100,13 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"NegativeOutOfRange",
                   Replace("\"driver_version\":13000", "\"driver_version\":-99999999999"),
                   "'driver_version' is out of range"},
-        Malformed{"DeviceNumber", Replace("\"device_name\":\"NVIDIA H100 80GB HBM3\"",
-                                          "\"device_name\":7"),
+        Malformed{"DeviceNumber",
+                  Replace("\"device_name\":\"NVIDIA H100 80GB HBM3\"", "\"device_name\":7"),
                   "'device_name' is not a string"},
         Malformed{"CandidatesObject",
                   Replace("\"candidate_us\":[", "\"candidate_us\":{\"x\":1},\"unused\":["),
                   "'candidate_us' is not an array"},
-        Malformed{"CandidateNotObject",
-                  Replace("\"candidate_us\":[", "\"candidate_us\":[3,"),
+        Malformed{"CandidateNotObject", Replace("\"candidate_us\":[", "\"candidate_us\":[3,"),
                   "not an object"},
         Malformed{"CandidateNegative", Replace("\"us\":812.5", "\"us\":-1.0"),
                   "candidate 'cublasLt' time is bad"},
@@ -125,12 +125,12 @@ TEST(TuningRecordTest, MatchesComparesTheEnvironmentFieldsOnly) {
     void (*apply)(TuningRecord*);
     const char* field;
   };
-  for (Change c : {Change{[](TuningRecord* r) { r->device_name = "NVIDIA A100"; }, "device_name"},
-                   Change{[](TuningRecord* r) { r->sm_count = 114; }, "sm_count"},
-                   Change{[](TuningRecord* r) { r->driver_version = 12080; }, "driver_version"},
-                   Change{[](TuningRecord* r) { r->cublas_version = 1; }, "cublas_version"},
-                   Change{[](TuningRecord* r) { r->library_version = "0.2.0"; },
-                          "library_version"}}) {
+  for (Change c :
+       {Change{[](TuningRecord* r) { r->device_name = "NVIDIA A100"; }, "device_name"},
+        Change{[](TuningRecord* r) { r->sm_count = 114; }, "sm_count"},
+        Change{[](TuningRecord* r) { r->driver_version = 12080; }, "driver_version"},
+        Change{[](TuningRecord* r) { r->cublas_version = 1; }, "cublas_version"},
+        Change{[](TuningRecord* r) { r->library_version = "0.2.0"; }, "library_version"}}) {
     TuningRecord other = here;
     c.apply(&other);
     EXPECT_FALSE(stored.Matches(other)) << c.field;
