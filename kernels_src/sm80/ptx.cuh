@@ -88,13 +88,5 @@ __device__ __forceinline__ void Mma16816<bfloat16_t>(float (&d)[4], const unsign
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Global stores / loads of 16-bit pairs and float pairs for the epilogue.
-__device__ __forceinline__ void StGlobal32(void* p, unsigned v) {
-  asm volatile("st.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void StGlobal64F(void* p, float x, float y) {
-  asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
-}
-
 }  // namespace sm80
 }  // namespace jitgemm
