@@ -69,6 +69,11 @@ absl::StatusOr<DriverApi> Load() {
   JITGEMM_RESOLVE(cuMemFree);
   JITGEMM_RESOLVE(cuMemsetD8);
   JITGEMM_RESOLVE(cuCtxSynchronize);
+  JITGEMM_RESOLVE(cuStreamCreate);
+  JITGEMM_RESOLVE(cuStreamDestroy);
+  JITGEMM_RESOLVE(cuStreamSynchronize);
+  JITGEMM_RESOLVE(cuMemsetD8Async);
+  JITGEMM_RESOLVE(cuThreadExchangeStreamCaptureMode);
 #undef JITGEMM_RESOLVE
   if (!status.ok()) return status;
   CUresult r = api.cuInit(0);
@@ -91,6 +96,24 @@ absl::StatusOr<const DriverApi*> GetDriver() {
   static const auto* const kDriver = new absl::StatusOr<DriverApi>(Load());
   if (!kDriver->ok()) return kDriver->status();
   return &kDriver->value();
+}
+
+RelaxedCaptureScope::RelaxedCaptureScope(const DriverApi& api)
+    : api_(api), saved_(CU_STREAM_CAPTURE_MODE_RELAXED) {
+  api_.cuThreadExchangeStreamCaptureMode(&saved_);
+}
+
+RelaxedCaptureScope::~RelaxedCaptureScope() { api_.cuThreadExchangeStreamCaptureMode(&saved_); }
+
+bool DefaultStreamCapturing(const DriverApi& api) {
+  for (CUstream s : {CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api.cuStreamIsCapturing(s, &status) == CUDA_SUCCESS &&
+        status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::Status DriverStatus(const DriverApi& api, CUresult result, const char* what) {

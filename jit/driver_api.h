@@ -41,7 +41,32 @@ struct DriverApi {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuStreamCreate)(CUstream*, unsigned int);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode*);
 };
+
+// While alive, the calling thread's stream-capture mode is relaxed, so the
+// slow work of Plan::Create (allocations, compiles, timing on private
+// streams) can never invalidate a capture the caller has in progress.
+class RelaxedCaptureScope {
+ public:
+  explicit RelaxedCaptureScope(const DriverApi& api);
+  ~RelaxedCaptureScope();
+  RelaxedCaptureScope(const RelaxedCaptureScope&) = delete;
+  RelaxedCaptureScope& operator=(const RelaxedCaptureScope&) = delete;
+
+ private:
+  const DriverApi& api_;
+  CUstreamCaptureMode saved_;
+};
+
+// True when the legacy or per-thread default stream is capturing: the
+// streams a plan created now could be asked to run on without the caller
+// naming one.
+bool DefaultStreamCapturing(const DriverApi& api);
 
 // The table, or FailedPrecondition naming why the driver is unusable (no
 // libcuda.so.1, a symbol missing, cuInit failing, no device).

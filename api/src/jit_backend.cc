@@ -43,12 +43,19 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
     JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
         *api, api->cuMemAlloc(&backend->workspace_, backend->shape_.workspace_bytes),
         "cuMemAlloc(workspace)"));
+    // Zeroed on a private stream, then waited for: the legacy stream or a
+    // device-wide sync could join or break a capture the caller has running.
+    CUstream stream = nullptr;
     JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
-        *api, api->cuMemsetD8(backend->workspace_, 0, backend->shape_.workspace_bytes),
-        "cuMemsetD8(workspace)"));
-    // The memset runs on the legacy stream; the first Run may be on any stream.
-    JITGEMM_RETURN_IF_ERROR(
-        jit::DriverStatus(*api, api->cuCtxSynchronize(), "cuCtxSynchronize"));
+        *api, api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+    absl::Status zeroed = jit::DriverStatus(
+        *api, api->cuMemsetD8Async(backend->workspace_, 0, backend->shape_.workspace_bytes, stream),
+        "cuMemsetD8Async(workspace)");
+    if (zeroed.ok()) {
+      zeroed = jit::DriverStatus(*api, api->cuStreamSynchronize(stream), "cuStreamSynchronize");
+    }
+    api->cuStreamDestroy(stream);
+    JITGEMM_RETURN_IF_ERROR(zeroed);
   }
   backend->args_.alpha = problem.epilogue.alpha;
   backend->args_.beta = problem.epilogue.beta;

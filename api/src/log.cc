@@ -16,8 +16,13 @@ bool LogEnabled() {
 
 void LogDecision(const GemmProblem& problem, const PlanInfo& info) {
   if (!LogEnabled()) return;
-  std::fprintf(stderr, "jitgemm: %s -> %s %s: %s\n", DebugString(problem).c_str(),
-               info.backend.c_str(), info.kernel_name.c_str(), info.reason.c_str());
+  std::string times;
+  for (const auto& [name, us] : info.candidate_us) {
+    times += (times.empty() ? "" : ", ") + name + " " + std::to_string(us).substr(0, 6) + " us";
+  }
+  std::fprintf(stderr, "jitgemm: %s -> %s %s: %s%s%s%s\n", DebugString(problem).c_str(),
+               info.backend.c_str(), info.kernel_name.c_str(), info.reason.c_str(),
+               times.empty() ? "" : " [", times.c_str(), times.empty() ? "" : "]");
 }
 
 }  // namespace jitgemm

@@ -24,6 +24,7 @@ Options Options::FromEnvironment() {
   const std::string tuning = Env("JITGEMM_TUNING");
   if (tuning == "fast") o.tuning = TuningPolicy::kFast;
   if (tuning == "exhaustive") o.tuning = TuningPolicy::kExhaustive;
+  if (tuning == "heuristic") o.tuning = TuningPolicy::kHeuristic;
   const std::string pdl = Env("JITGEMM_PDL");
   if (pdl == "0" || pdl == "off" || pdl == "false") o.pdl = false;
   if (const char* arch = std::getenv("JITGEMM_ARCH"); arch && *arch) o.arch = arch;

@@ -1,8 +1,14 @@
 #include "jitgemm/plan.h"
 
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/src/backend.h"
@@ -12,8 +18,15 @@
 #include "common/status_macros.h"
 #include "jit/candidates.h"
 #include "jit/driver_api.h"
+#include "jit/family.h"
+#include "jit/kernel_store.h"
 #include "jit/launcher.h"
+#include "jit/specializer.h"
+#include "cache/disk_cache.h"
+#include "cache/tuning_record.h"
 #include "tune/cublas_backend.h"
+#include "tune/graph_timer.h"
+#include "tune/tuner.h"
 
 namespace jitgemm {
 
@@ -42,6 +55,53 @@ absl::Status ValidateOptions(const Options& o) {
     if (!sm.ok()) return absl::InvalidArgumentError(absl::StrCat("options.", sm.status().message()));
   }
   return absl::OkStatus();
+}
+
+// Compiles every candidate at once on a few threads (no GPU work), so the
+// serial build-and-time loop of the tuner finds them in memory.
+void PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelConfig>& configs,
+                          const Options& options, const jit::DeviceContext& device) {
+  std::vector<std::thread> threads;
+  std::atomic<size_t> next{0};
+  const size_t workers =
+      std::min<size_t>(configs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  for (size_t t = 0; t < workers; ++t) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < configs.size(); i = next++) {
+        const jit::KernelFamily& f = jit::GetFamily(configs[i].family);
+        const jit::KernelSource src = jit::Specialize(
+            p, configs[i], f, f.Shape(p, configs[i], device.target), options.pointer_alignment);
+        (void)jit::KernelStore::Global().GetBinary(src, device.arch);  // errors resurface later
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
+                                       const jit::DeviceContext& device) {
+  cache::TuningRecord env;
+  env.device_name = device.name;
+  env.sm_count = device.target.multiprocessors;
+  api.cuDriverGetVersion(&env.driver_version);
+  env.cublas_version = static_cast<int>(cublasLtGetVersion());
+  env.library_version = absl::StrCat(JITGEMM_VERSION_STRING, "+abi", jit::kLibraryAbiVersion, "+",
+                                     jit::EmbeddedSourcesHash());
+  return env;
+}
+
+// What a stored decision depends on: the problem, the options that change the
+// candidates' behaviour, and the environment. The candidate list is left out
+// so a new candidate set does not orphan old decisions.
+std::string TuningKeyText(const GemmProblem& p, const Options& o,
+                          const cache::TuningRecord& env) {
+  return absl::StrCat("jitgemm-tuning-key v1\nproblem=", ProblemSignature(p),
+                      "\nbackend=", static_cast<int>(o.backend), " tuning=",
+                      static_cast<int>(o.tuning), " tf32=", o.allow_tf32, " pdl=", o.pdl,
+                      " align=", o.pointer_alignment, " margin=", o.win_margin,
+                      "\ndevice=", env.device_name, " sms=", env.sm_count,
+                      " driver=", env.driver_version, " cublas=", env.cublas_version,
+                      " lib=", env.library_version, "\n");
 }
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,
@@ -75,28 +135,44 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
                                                    " does not match the current device (",
                                                    device.arch, ")"));
   }
-  const auto configs = jit::ProposeConfigs(p, device.target, options);
-  absl::Status last = absl::UnimplementedError("no JIT kernel family supports this problem");
-  for (const jit::KernelConfig& config : configs) {
+  // Nothing below may invalidate a capture the caller has in progress.
+  jit::RelaxedCaptureScope relaxed(*api);
+  const bool capturing = jit::DefaultStreamCapturing(*api);
+
+  const std::vector<jit::KernelConfig> configs = jit::ProposeConfigs(p, device.target, options);
+  if (configs.size() > 1 && options.jit_enabled) PrecompileInParallel(p, configs, options, device);
+
+  tune::TuneRequest request;
+  for (const auto& c : configs) request.jit_names.push_back(c.ToString());
+  bool compiled_any = false;
+  request.make_jit = [&](int i) -> absl::StatusOr<std::unique_ptr<Backend>> {
     bool compiled = false;
-    auto backend = JitBackend::Create(p, config, options, device, &compiled);
-    if (backend.ok()) {
-      impl->info.backend = "jit";
-      impl->info.kernel_name = (*backend)->binary().kernel_name;
-      impl->info.compiled = compiled;
-      impl->info.reason = absl::StrCat("heuristic choice ", config.ToString(),
-                                       compiled ? " (compiled)" : " (cached)");
-      impl->backend = std::move(*backend);
-      LogDecision(p, impl->info);
-      return Plan(std::move(impl));
-    }
-    last = backend.status();
-    // Not cached with compiling off: try the next config, then cuBLAS.
-    if (!absl::IsNotFound(last)) break;
+    auto b = JitBackend::Create(p, configs[i], options, device, &compiled);
+    compiled_any = compiled_any || compiled;
+    if (!b.ok()) return b.status();
+    return std::unique_ptr<Backend>(std::move(*b));
+  };
+  if (options.backend == BackendPolicy::kAuto) {
+    request.make_cublas = [&]() { return CreateCublasBackend(p, options); };
   }
-  if (options.backend == BackendPolicy::kJitOnly) return last;
-  JITGEMM_RETURN_IF_ERROR(
-      UseCublas(p, options, absl::StrCat("no JIT kernel: ", last.message()), impl.get()));
+  request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
+    JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));
+    return std::unique_ptr<tune::CandidateTimer>(std::move(timer));
+  };
+  request.policy = options.tuning;
+  request.margin = options.win_margin;
+  request.capturing = capturing;
+  request.cache = cache::DiskCache::Default();
+  request.environment = CurrentEnvironment(*api, device);
+  request.record_key_text = TuningKeyText(p, options, request.environment);
+
+  JITGEMM_ASSIGN_OR_RETURN(tune::TuneResult result, tune::SelectBackend(request));
+  impl->backend = std::move(result.backend);
+  impl->info.backend = result.winner == tune::kCublasName ? "cublas" : "jit";
+  impl->info.kernel_name = impl->backend->Describe();
+  impl->info.compiled = compiled_any;
+  impl->info.reason = result.reason;
+  impl->info.candidate_us = result.candidate_us;
   LogDecision(p, impl->info);
   return Plan(std::move(impl));
 }

@@ -74,6 +74,62 @@ TEST_F(PlanGpuTest, RunsInsideGlobalModeGraphCapture) {
   }
 }
 
+// RELIABILITY item 20, second half: a plan created (compiled and tuned) while
+// another stream of this thread captures in global mode leaves that capture
+// intact; its graph replays correctly afterwards.
+TEST_F(PlanGpuTest, CreatingAPlanDuringCaptureDoesNotBreakIt) {
+  const GemmProblem first = Linear(40, 72, 136, DataType::kBF16);
+  auto plan = Plan::Create(first);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  Buffer a, b, d, bias;
+  ASSERT_EQ(a.Allocate(40 * 136 * 2, 0), cudaSuccess);
+  ASSERT_EQ(b.Allocate(72 * 136 * 2, 0), cudaSuccess);
+  ASSERT_EQ(d.Allocate(40 * 72 * 2, 0), cudaSuccess);
+  ASSERT_EQ(bias.Allocate(72 * 2, 0), cudaSuccess);
+  for (Buffer* x : {&a, &b, &bias}) {
+    x->FillRandom(DataType::kBF16, rng_);
+    CUDA_OK(x->Upload());
+  }
+  CUDA_OK(d.Poison());
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  ASSERT_TRUE(plan->Run({a.device, b.device, nullptr, d.device, bias.device}, stream).ok());
+  // A never-seen problem: compile, allocate, time, all while the capture runs.
+  auto second = Plan::Create(Linear(24, 56, 88, DataType::kF16));
+  EXPECT_TRUE(second.ok()) << second.status();
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  CUDA_OK(d.Download());
+  auto ref = ReferenceGemm(first, a.host.data(), b.host.data(), nullptr, bias.host.data());
+  EXPECT_LT(RelativeError(first, d.host.data(), ref), 1.6e-2);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// Default options time candidates against cuBLAS and keep the faster: for a
+// large problem where mma.sync cannot match cuBLAS, auto must not be slower.
+TEST_F(PlanGpuTest, AutoPlanRecordsItsMeasuredChoice) {
+  auto plan = Plan::Create(Linear(2048, 2048, 2048, DataType::kF16));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlanInfo& info = plan->info();
+  ASSERT_FALSE(info.candidate_us.empty()) << info.reason;
+  double cublas = -1, chosen = -1, best = 1e30;
+  for (const auto& [name, us] : info.candidate_us) {
+    if (name == "cublas") cublas = us;
+    best = std::min(best, us);
+  }
+  ASSERT_GT(cublas, 0);
+  chosen = info.backend == "cublas" ? cublas : best;
+  EXPECT_LE(chosen, cublas * 1.0001) << info.reason;
+  std::printf("auto 2048^3 f16: %s (%s)\n", info.kernel_name.c_str(), info.reason.c_str());
+}
+
 // RELIABILITY item 16: invalid input returns InvalidArgument and launches nothing.
 TEST_F(PlanGpuTest, BadPointersLaunchNothing) {
   const GemmProblem p = Linear(16, 64, 64, DataType::kBF16);
@@ -91,7 +147,9 @@ TEST_F(PlanGpuTest, BadPointersLaunchNothing) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("b: null")));
   EXPECT_THAT(plan->Run({a.device, b.device, nullptr, d.device, bias.device}, nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bias: pointer")));
-  EXPECT_THAT(plan->Run({a.device, b.device, nullptr, a.device, nullptr}, nullptr),
+  Buffer aligned_bias;
+  ASSERT_EQ(aligned_bias.Allocate(64 * 2, 0), cudaSuccess);
+  EXPECT_THAT(plan->Run({a.device, b.device, nullptr, a.device, aligned_bias.device}, nullptr),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overlaps input a")));
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(d.Download());

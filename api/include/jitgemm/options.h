@@ -32,7 +32,10 @@ enum class TuningPolicy : int {
 
 struct Options {
   BackendPolicy backend = BackendPolicy::kAuto;
-  TuningPolicy tuning = TuningPolicy::kHeuristic;
+  // kFast by default: the first plan of a problem times up to 8 JIT kernels
+  // against cuBLAS and stores the decision in the cache (see docs/tuning.md);
+  // every later plan, in any process sharing the cache, reads it back.
+  TuningPolicy tuning = TuningPolicy::kFast;
 
   // false: never compile at run time; use the cache or cuBLAS (JITGEMM_JIT=off).
   bool jit_enabled = true;

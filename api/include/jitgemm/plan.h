@@ -20,6 +20,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +50,9 @@ struct PlanInfo {
   std::string kernel_name;  // e.g. "gemm_sm80_f16_64x64x32_w2x2_s3_bias_col_relu"
   std::string reason;       // why this implementation was chosen
   bool compiled = false;    // true when Create ran the compiler
+  // Median microseconds per call of every timed candidate ("cublas" or a
+  // kernel config), when the choice was measured (now or by a stored record).
+  std::vector<std::pair<std::string, double>> candidate_us;
 };
 
 class JITGEMM_EXPORT Plan {

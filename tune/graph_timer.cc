@@ -1,0 +1,184 @@
+#include "tune/graph_timer.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/src/problem_internal.h"
+
+namespace jitgemm::tune {
+namespace {
+
+constexpr int kLaunchesPerGraph = 40;
+constexpr int kReplays = 5;
+
+absl::Status Cuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  cudaGetLastError();  // clear a non-sticky error so later calls are not blamed
+  if (e == cudaErrorStreamCaptureUnsupported || e == cudaErrorStreamCaptureImplicit ||
+      e == cudaErrorStreamCaptureInvalidated) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": cannot time inside stream capture (", cudaGetErrorString(e), ")"));
+  }
+  if (e == cudaErrorMemoryAllocation) {
+    return absl::ResourceExhaustedError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+  }
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+}
+
+// Values in [-1, 1) of the operand's type; cheap xorshift, never zeros.
+void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  const size_t size = DataTypeSize(type);
+  for (size_t i = 0; i + size <= bytes->size(); i += size) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    const float f = static_cast<float>((s >> 40) & 0xffff) / 32768.0f - 1.0f + 1.0f / 65536;
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (type == DataType::kF32) {
+      std::memcpy(bytes->data() + i, &f, 4);
+    } else if (type == DataType::kBF16) {
+      const uint16_t h = static_cast<uint16_t>(u >> 16);
+      std::memcpy(bytes->data() + i, &h, 2);
+    } else {  // fp16 from the fp32 bits of a value in [-1, 1): exponent rebias, truncate
+      const uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff;
+      const uint16_t h = exp < 103 ? static_cast<uint16_t>(sign)
+                                   : static_cast<uint16_t>(sign | ((exp - 112) << 10) |
+                                                           ((u >> 13) & 0x3ff));
+      std::memcpy(bytes->data() + i, &h, 2);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem& p) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(cudaStreamLegacy, &capture) == cudaSuccess &&
+      capture != cudaStreamCaptureStatusNone) {
+    return absl::FailedPreconditionError("cannot time inside stream capture");
+  }
+  std::unique_ptr<GraphTimer> t(new GraphTimer());
+  t->problem_ = p;
+  const int64_t batch = p.batch_count;
+  const size_t a_bytes = OperandSpanBytes(p.a, p.m, p.k, batch);
+  const size_t b_bytes = OperandSpanBytes(p.b, p.k, p.n, batch);
+  const bool uses_c = p.epilogue.beta != 0.f;
+  const size_t c_bytes = uses_c ? OperandSpanBytes(p.c, p.m, p.n, batch) : 0;
+  const int64_t bias_len = p.epilogue.bias == BiasMode::kNone ? 0
+                           : (p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m) +
+                                 (batch - 1) * p.epilogue.bias_batch_stride;
+  const size_t bias_bytes = bias_len * DataTypeSize(p.d.type);
+  const size_t d_bytes = OperandSpanBytes(p.d, p.m, p.n, batch);
+
+  int device = 0, l2 = 0;
+  if (absl::Status s = Cuda(cudaGetDevice(&device), "cudaGetDevice"); !s.ok()) return s;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+  size_t free_bytes = 0, total = 0;
+  cudaMemGetInfo(&free_bytes, &total);
+  // Enough input copies that one graph's launches cycle through more than
+  // twice the L2, as weights streamed from DRAM would; bounded by a quarter
+  // of free memory.
+  const size_t set_bytes = a_bytes + b_bytes + c_bytes + bias_bytes;
+  size_t copies = std::clamp<size_t>((2 * static_cast<size_t>(l2) + set_bytes - 1) / set_bytes, 1,
+                                     kLaunchesPerGraph);
+  while (copies > 1 && copies * set_bytes > free_bytes / 4) --copies;
+
+  if (absl::Status s = Cuda(cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t*>(&t->stream_),
+                                                      cudaStreamNonBlocking),
+                            "cudaStreamCreate");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = Cuda(cudaMalloc(&t->d_, d_bytes), "cudaMalloc(d)"); !s.ok()) return s;
+  auto upload = [&](void** ptr, size_t bytes, DataType type, uint64_t seed) -> absl::Status {
+    if (bytes == 0) return absl::OkStatus();
+    if (absl::Status s = Cuda(cudaMalloc(ptr, bytes), "cudaMalloc(scratch)"); !s.ok()) return s;
+    std::vector<uint8_t> view(bytes);
+    FillRandom(type, &view, seed);
+    // On the timer's own stream: a legacy-stream copy could join a capture.
+    absl::Status s = Cuda(cudaMemcpyAsync(*ptr, view.data(), bytes, cudaMemcpyHostToDevice,
+                                          static_cast<cudaStream_t>(t->stream_)),
+                          "cudaMemcpyAsync");
+    if (!s.ok()) return s;
+    return Cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(t->stream_)), "copy");
+  };
+  for (size_t i = 0; i < copies; ++i) {
+    Set set;
+    t->sets_.push_back(set);  // owned before allocation, so the destructor frees it
+    Set& s = t->sets_.back();
+    absl::Status st = upload(&s.a, a_bytes, p.a.type, 4 * i + 1);
+    if (st.ok()) st = upload(&s.b, b_bytes, p.b.type, 4 * i + 2);
+    if (st.ok()) st = upload(&s.c, c_bytes, p.c.type, 4 * i + 3);
+    if (st.ok()) st = upload(&s.bias, bias_bytes, p.d.type, 4 * i + 4);
+    if (!st.ok()) return st;
+  }
+  return t;
+}
+
+GraphTimer::~GraphTimer() {
+  for (Set& s : sets_) {
+    for (void* p : {s.a, s.b, s.c, s.bias}) {
+      if (p != nullptr) cudaFree(p);
+    }
+  }
+  if (d_ != nullptr) cudaFree(d_);
+  if (stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
+  auto stream = static_cast<cudaStream_t>(stream_);
+  auto run = [&](int i) {
+    const Set& s = sets_[i % sets_.size()];
+    return backend.Run({s.a, s.b, s.c, d_, s.bias}, reinterpret_cast<CUstream>(stream));
+  };
+  // Warm-up outside the graph: first-launch costs (module load) stay out.
+  if (absl::Status s = run(0); !s.ok()) return s;
+  if (absl::Status s = Cuda(cudaStreamSynchronize(stream), "warm-up run"); !s.ok()) return s;
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (absl::Status s = Cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                            "cudaStreamBeginCapture");
+      !s.ok()) {
+    return s;
+  }
+  absl::Status launched = absl::OkStatus();
+  for (int i = 0; i < kLaunchesPerGraph && launched.ok(); ++i) launched = run(i);
+  absl::Status ended = Cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  if (!launched.ok() || !ended.ok()) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    return launched.ok() ? ended : launched;
+  }
+  absl::Status s = Cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  if (!s.ok()) return s;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  s = Cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");  // warm replay
+  for (int r = 0; r < kReplays && s.ok(); ++r) {
+    cudaEventRecord(start, stream);
+    s = Cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    cudaEventRecord(stop, stream);
+    if (s.ok()) s = Cuda(cudaEventSynchronize(stop), "kernel");
+    float t = 0;
+    if (s.ok()) s = Cuda(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  if (!s.ok()) return s;
+  std::sort(ms.begin(), ms.end());
+  return 1000.0 * ms[ms.size() / 2] / kLaunchesPerGraph;
+}
+
+}  // namespace jitgemm::tune
