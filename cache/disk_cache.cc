@@ -70,7 +70,12 @@ bool DiskCache::TrustedDirectory(const std::string& dir, bool writable_root, std
 void DiskCache::CheckRoots() {
   for (const std::string& problem : settings_.problems) LogCacheWarning(problem);
   if (settings_.mode == CacheMode::kOff) return;
+  CheckReadOnlyRoots();
+  mode_ = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
+  CheckWritableRoot();
+}
 
+void DiskCache::CheckReadOnlyRoots() {
   for (const std::string& ro : settings_.readonly_roots) {
     std::string why;
     absl::StatusOr<FileInfo> info = env_->Stat(ro);
@@ -90,9 +95,9 @@ void DiskCache::CheckRoots() {
     }
     LogCacheWarning(absl::StrCat("ignoring read-only cache root '", ro, "': ", why));
   }
-  const CacheMode fallback = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
-  mode_ = fallback;
+}
 
+void DiskCache::CheckWritableRoot() {
   auto unusable = [&](absl::string_view why) {
     LogCacheWarning(absl::StrCat(
         "cannot use cache directory '", root_, "': ", why,
@@ -228,6 +233,11 @@ void DiskCache::Store(const CacheKey& key, EntryKind kind, std::string_view payl
 absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
                                             std::string_view payload) {
   const std::string bytes = EncodeEntry(key, kind, payload);
+  if (bytes.size() > kMaxEntryFileBytes) {
+    // No reader would accept it; don't fill the disk with it.
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "entry of ", bytes.size(), " bytes exceeds the limit of ", kMaxEntryFileBytes));
+  }
   const std::string dir = ShardDir(root_, kind, key);
   const std::string path = EntryPath(root_, kind, key);
   absl::Status status = env_->CreateDirs(dir);

@@ -133,7 +133,8 @@ class DiskCache {
 
   // Removes temp files older than `older_than` (writers that died before
   // publishing) and lock files abandoned by dead holders that are also that
-  // old. Younger temp files may belong to a live writer and are kept.
+  // old. Younger temp files may belong to a live writer and are kept. Runs
+  // with the default once per process, at its first store.
   void CleanTempFiles(absl::Duration older_than = absl::Hours(1));
 
   // Counts entries and bytes in the writable root.
@@ -153,7 +154,11 @@ class DiskCache {
   };
 
   DiskCache(CacheSettings settings, Env* env);
+  // Open's checks: sets mode_, root_readable_ and readonly_roots_, and
+  // prints the one warning a degraded cache owes its user.
   void CheckRoots();
+  void CheckReadOnlyRoots();
+  void CheckWritableRoot();
   bool TrustedDirectory(const std::string& dir, bool writable_root, std::string* why);
   // Searches every tier without counting a hit or miss.
   std::optional<std::string> Find(const CacheKey& key, EntryKind kind);

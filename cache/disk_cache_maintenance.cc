@@ -116,6 +116,8 @@ void DiskCache::AfterStore(uint64_t bytes) {
     // entry just stored.
     absl::StatusOr<CacheUsage> usage = Usage();
     if (!usage.ok()) return;
+    // The same once-per-process moment clears what crashed writers left.
+    CleanTempFiles(absl::Hours(1));
     usage_bytes_ = usage->bytes;
     usage_known_ = true;
   } else {

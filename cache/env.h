@@ -91,7 +91,8 @@ class Env {
   // Names in `dir`, without "." and "..", in no particular order.
   virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) = 0;
 
-  // lstat(2): a symlink is reported as neither a directory nor a regular file.
+  // stat(2), following symlinks: a cache root may well be a link to another
+  // disk. (ReadFile still refuses to read an entry through a symlink.)
   virtual absl::StatusOr<FileInfo> Stat(const std::string& path) = 0;
 
   // mkdir -p with mode 0755 minus umask. OK if the directory already exists;

@@ -163,7 +163,7 @@ absl::StatusOr<std::vector<std::string>> RealEnv::ListDir(const std::string& dir
 
 absl::StatusOr<FileInfo> RealEnv::Stat(const std::string& path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return PathError("stat", path);
+  if (::stat(path.c_str(), &st) != 0) return PathError("stat", path);
   FileInfo info;
   info.size = static_cast<uint64_t>(st.st_size);
   info.mtime = absl::TimeFromTimespec(st.st_mtim);

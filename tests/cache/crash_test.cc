@@ -145,5 +145,21 @@ TEST(CleanTempFilesTest, KeepsEntriesAndHeldLocks) {
   EXPECT_TRUE(Exists(held));  // a live holder's lock is never removed
 }
 
+TEST(CleanTempFilesTest, FirstStoreOfAProcessClearsOldOrphans) {
+  ScratchDir dir;
+  const std::string root = dir.Sub("cache");
+  CacheKey key = MakeCacheKey("orphaned");
+  ASSERT_THAT(Env::Default()->CreateDirs(ShardDir(root, EntryKind::kCubin, key)), IsOk());
+  const std::string old_temp = TempPath(root, EntryKind::kCubin, key, 4242, 1);
+  const std::string young_temp = TempPath(root, EntryKind::kCubin, key, 4242, 2);
+  testing::WriteBytes(old_temp, "half an entry");
+  testing::WriteBytes(young_temp, "being written");
+  SetMtime(old_temp, absl::Now() - absl::Hours(3));
+  auto cache = DiskCache::Open(TestSettings(root));
+  cache->Store(MakeCacheKey("something else"), EntryKind::kCubin, "x");
+  EXPECT_FALSE(Exists(old_temp));
+  EXPECT_TRUE(Exists(young_temp));
+}
+
 }  // namespace
 }  // namespace jitgemm::cache

@@ -9,6 +9,7 @@
 
 #include "cache/disk_cache.h"
 #include "cache/fault_env.h"
+#include "cache/layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cache/disk_cache_fixture.h"
@@ -215,6 +216,19 @@ TEST_F(UnusableRootTest, OwnedByAnotherUser) {
   ASSERT_EQ(::mkdir(root_.c_str(), 0755), 0);
   ASSERT_EQ(::chown(root_.c_str(), 12345, 12345), 0);
   ExpectPassThrough(root_, "belongs to uid 12345");
+}
+
+TEST_F(UnusableRootTest, SymlinkToAPrivateDirectoryIsAccepted) {
+  const std::string target = dir_.Sub("elsewhere");
+  ASSERT_EQ(::mkdir(target.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(target.c_str(), root_.c_str()), 0);
+  ::testing::internal::CaptureStderr();
+  auto cache = OpenCache();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cache->mode(), CacheMode::kReadWrite);
+  cache->Store(key_, EntryKind::kCubin, "through the link");
+  EXPECT_THAT(cache->Lookup(key_, EntryKind::kCubin), Optional(std::string("through the link")));
+  EXPECT_TRUE(Exists(EntryPath(target, EntryKind::kCubin, key_)));
 }
 
 TEST_F(UnusableRootTest, GroupWritableIsAccepted) {

@@ -139,5 +139,14 @@ TEST_F(FailingDiskTest, UnreadableEntryIsAPlainMiss) {
   EXPECT_TRUE(Exists(PathOf(key_)));  // not the entry's fault: kept
 }
 
+TEST_F(FailingDiskTest, OversizedEntryIsRefusedNotWritten) {
+  auto cache = OpenCache();
+  cache->Store(key_, EntryKind::kCubin, std::string(kMaxEntryFileBytes, 'x'));
+  EXPECT_EQ(cache->counters().store_failures, 1u);
+  EXPECT_EQ(cache->counters().stores, 0u);
+  EXPECT_THAT(TempFilesUnder(root_), IsEmpty());
+  EXPECT_FALSE(Exists(PathOf(key_)));
+}
+
 }  // namespace
 }  // namespace jitgemm::cache

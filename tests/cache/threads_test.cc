@@ -16,6 +16,10 @@
 #include "tests/cache/test_util.h"
 
 namespace jitgemm::cache {
+
+// Names the parameter in test output instead of "4-byte object".
+void PrintTo(CacheMode mode, std::ostream* os) { *os << CacheModeName(mode); }
+
 namespace {
 
 using ::jitgemm::cache::testing::IsOk;
