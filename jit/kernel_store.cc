@@ -62,6 +62,7 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
       key,
       [&]() -> absl::StatusOr<std::shared_ptr<const KernelBinary>> {
         bool compiled = false;
+        double compile_ms = 0;
         auto compile = [&]() -> absl::StatusOr<std::string> {
           if (!options.allow_compile) {
             return absl::NotFoundError(absl::StrCat(
@@ -71,6 +72,7 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
           CompileRequest request{source.source, source.kernel_name, source.name_expression, arch};
           JITGEMM_ASSIGN_OR_RETURN(CompiledKernel k, Compile(request));
           compiled = true;
+          compile_ms = k.compile_ms;
           ++compiles_;
           KernelBinary b{source.kernel_name, k.lowered_name, std::move(k.cubin), k.registers,
                          k.spill_store_bytes + k.spill_load_bytes, k.stack_bytes, k.compile_ms};
@@ -78,10 +80,8 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
         };
         JITGEMM_ASSIGN_OR_RETURN(std::string payload, DiskTierGetOrCreate(key, compile));
         JITGEMM_ASSIGN_OR_RETURN(KernelBinary binary, DeserializeBinary(payload));
-        if (!compiled) {
-          ++disk_hits_;
-          binary.compile_ms = 0;
-        }
+        binary.compile_ms = compile_ms;  // 0 when it came from disk
+        if (!compiled) ++disk_hits_;
         if (options.compiled != nullptr) *options.compiled = compiled;
         return std::make_shared<const KernelBinary>(std::move(binary));
       },

@@ -37,12 +37,23 @@ if want sanitize; then
     --gtest_filter='PlanGpuTest.*' > "$out/racecheck.log" 2>&1
   summary+=("racecheck rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck.log" | tail -1)")
 fi
+if want latency && [ -x "$carry/jitgemm-latency" ]; then
+  # First process compiles and tunes into a fresh cache; the second is a
+  # deployed process with everything cached.
+  lat_cache=$(mktemp -d)
+  for run in cold warm; do
+    JITGEMM_CACHE_DIR=$lat_cache "$carry/jitgemm-latency" "$carry/manifests/seed002_004_gemm_bias_relu.json" \
+      > "$out/latency_$run.log" 2>&1
+    summary+=("latency $run rc=$?")
+  done
+fi
 if want bench && [ -x "$carry/jitgemm-bench" ]; then
   "$carry/jitgemm-bench" --csv "$out/bench.csv" ${BENCH_ARGS:-} > "$out/bench.log" 2>&1
   summary+=("bench rc=$?")
 fi
 echo "==== summary"
 printf '%s\n' "${summary[@]}"
-[ -f "$out/bench.log" ] && { echo "==== bench"; tail -60 "$out/bench.log"; }
+[ -f "$out/latency_warm.log" ] && { echo "==== latency (warm cache)"; cat "$out/latency_warm.log"; }
+[ -f "$out/bench.log" ] && { echo "==== bench"; grep -E '^\| |^- ' "$out/bench.log" | cut -c1-220; }
 grep -E 'Failure|FAILED|error' "$out/gpu_test.log" 2>/dev/null | head -20
 exit 0

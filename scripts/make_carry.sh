@@ -9,7 +9,7 @@ build=${BUILD_DIR:-$top/build}
 out=${1:-$top/.carry}
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=(gpu_test jitgemm)
-for t in jitgemm-bench jitgemm-warmup jitgemm-cache tune_gpu_test cublas_backend_test; do
+for t in jitgemm-bench jitgemm-warmup jitgemm-cache jitgemm-latency cublas_backend_test; do
   if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:"; then targets+=("$t"); fi
 done
 cmake --build "$build" --target "${targets[@]}" -j"$(nproc)"
@@ -24,4 +24,5 @@ for f in "$out"/*; do
   ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock' || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp "$top/scripts/gpu_session.sh" "$out/"
+cp -r "$top/examples/manifests" "$out/"
 du -sh "$out"

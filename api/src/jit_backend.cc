@@ -31,7 +31,9 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
   JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
       *api, api->cuKernelGetFunction(&backend->function_, backend->kernel_->kernel),
       "cuKernelGetFunction"));
-  if (backend->shape_.shared_bytes > 48 * 1024) {
+  // The 48 KB default covers static plus dynamic shared memory, so opt in for
+  // any dynamic amount (harmless where it was not needed).
+  if (backend->shape_.shared_bytes > 0) {
     JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
         *api,
         api->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

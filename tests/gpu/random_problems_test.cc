@@ -1,6 +1,7 @@
 // RELIABILITY item 18 / issue "JIT pipeline": hundreds of random problems
 // through Plan against a float64 reference, outputs poisoned with NaN first.
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -188,6 +189,66 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoi(v) : fallback;
+}
+
+// Cases that failed once, kept with variants that isolate the part at fault
+// (operand loads, C, bias, store layout, alignment).
+TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
+  JITGEMM_REQUIRE_GPU();
+  std::mt19937_64 rng(99);
+  GemmProblem base;
+  base.m = 257;
+  base.n = 512;
+  base.k = 191;
+  base.a = {DataType::kF16, Layout::kColMajor, 257 + 8, kNoStride};
+  base.b = {DataType::kF16, Layout::kRowMajor, 512, kNoStride};
+  base.c = {DataType::kF32, Layout::kRowMajor, 512 + 1, kNoStride};
+  base.d = {DataType::kF16, Layout::kColMajor, 257, kNoStride};
+  base.epilogue.beta = 0.75f;
+  base.epilogue.bias = BiasMode::kPerRow;
+  base.epilogue.activation = Activation::kGeluErf;
+  struct Variant {
+    const char* name;
+    std::function<void(Case&)> change;
+  };
+  const std::vector<Variant> variants = {
+      {"as found", [](Case&) {}},
+      {"aligned pointers", [](Case& c) { c.misalign = false; c.options.pointer_alignment = 16; }},
+      {"no beta", [](Case& c) { c.problem.epilogue.beta = 0; }},
+      {"no bias", [](Case& c) { c.problem.epilogue.bias = BiasMode::kNone; }},
+      {"row-major D", [](Case& c) { c.problem.d.layout = Layout::kRowMajor; c.problem.d.ld = 512; }},
+      {"c like d", [](Case& c) { c.problem.c = c.problem.d; }},
+      {"row-major A", [](Case& c) { c.problem.a.layout = Layout::kRowMajor; c.problem.a.ld = 191; }},
+      {"split-K 8 launch", [](Case& c) {
+         c.problem = Canonicalize(MakeGemm(96, 256, 4097, DataType::kBF16));
+         c.problem.b.layout = Layout::kColMajor;
+         c.problem.b.ld = 4097;
+         c.problem.epilogue.activation = Activation::kGeluTanh;
+         c.problem.epilogue.alpha = -1.25f;
+         c.misalign = false;
+         c.options.pointer_alignment = 16;
+       }},
+  };
+  int failures = 0;
+  for (const Variant& v : variants) {
+    Case c;
+    c.problem = base;
+    c.options.backend = BackendPolicy::kJitOnly;
+    c.options.tuning = TuningPolicy::kHeuristic;
+    c.options.pointer_alignment = 2;
+    c.misalign = true;
+    v.change(c);
+    auto plan = Plan::Create(c.problem, c.options);
+    ASSERT_TRUE(plan.ok()) << v.name << ": " << plan.status();
+    const std::string err = RunCase(c, *plan, rng);
+    std::printf("regression variant %-18s %-60s %s\n", v.name, plan->info().kernel_name.c_str(),
+                err.empty() ? "ok" : err.c_str());
+    if (!err.empty()) {
+      ++failures;
+      if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) break;
+    }
+  }
+  EXPECT_EQ(failures, 0);
 }
 
 TEST(RandomProblemsTest, MatchFloat64Reference) {

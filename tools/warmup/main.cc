@@ -9,6 +9,7 @@
 // terminal, plain lines otherwise) and a summary; exits 1 if anything failed.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "api/src/manifest.h"
 #include "cache/disk_cache.h"
 #include "jit/candidates.h"
@@ -134,6 +136,7 @@ int Main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes(tasks.size(), Outcome::kFailed);
+  std::vector<double> compile_ms(tasks.size(), -1);
   std::atomic<size_t> next{0}, done{0};
   std::mutex print_mu;
   std::vector<std::thread> pool;
@@ -145,6 +148,7 @@ int Main(int argc, char** argv) {
         get.compiled = &compiled;
         auto r = jit::KernelStore::Global().GetBinary(tasks[i].source, arch, get);
         outcomes[i] = !r.ok() ? Outcome::kFailed : compiled ? Outcome::kCompiled : Outcome::kCached;
+        if (r.ok() && compiled) compile_ms[i] = (*r)->compile_ms;
         const size_t n = ++done;
         std::lock_guard<std::mutex> lock(print_mu);
         if (!r.ok()) {
@@ -179,10 +183,21 @@ int Main(int argc, char** argv) {
     failed += o == Outcome::kFailed;
   }
   if (tty && progress) std::printf("\n");
-  std::printf("\n| arch | problems | invalid | kernels | compiled | already cached | failed | time |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  std::printf("| %s | %d | %d | %zu | %d | %d | %d | %.1f s |\n", arch.c_str(), problems, invalid,
-              tasks.size(), compiled, cached, failed, seconds);
+  std::vector<double> ms;
+  for (double t : compile_ms) {
+    if (t >= 0) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf(
+      "\n| arch | problems | invalid | kernels | compiled | already cached | failed | time | "
+      "compile ms median (min-max) |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("| %s | %d | %d | %zu | %d | %d | %d | %.1f s | %s |\n", arch.c_str(), problems,
+              invalid, tasks.size(), compiled, cached, failed, seconds,
+              ms.empty() ? "-"
+                         : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(),
+                                           ms.back())
+                               .c_str());
   const auto counters = cache->counters();
   std::printf("cache: %s (%s), %llu stores, %llu store failures\n", cache->root().c_str(),
               cache::CacheModeName(cache->mode()),
