@@ -69,6 +69,11 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
                 source.kernel_name, " for ", arch,
                 " is not in the cache and run-time compilation is off (JITGEMM_JIT=off)"));
           }
+          if (absl::StatusOr<int> real = NvrtcVersion(); real.ok() && *real != nvrtc_version) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "JITGEMM_NVRTC_VERSION says ", nvrtc_version, " but the NVRTC found is ", *real,
+                "; unset it or correct it"));
+          }
           CompileRequest request{source.source, source.kernel_name, source.name_expression, arch};
           JITGEMM_ASSIGN_OR_RETURN(CompiledKernel k, Compile(request));
           compiled = true;

@@ -43,7 +43,9 @@ void* OpenNvrtc(std::string* tried) {
   }
   candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
   for (const auto& c : candidates) {
-    if (void* lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
+    // Lazy binding: NVRTC is large, and a process served from the cache only
+    // asks it for its version.
+    if (void* lib = dlopen(c.c_str(), RTLD_LAZY | RTLD_LOCAL)) return lib;
     absl::StrAppend(tried, tried->empty() ? "" : ", ", c);
   }
   return nullptr;

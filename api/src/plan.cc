@@ -59,8 +59,10 @@ absl::Status ValidateOptions(const Options& o) {
 
 // Compiles every candidate at once on a few threads (no GPU work), so the
 // serial build-and-time loop of the tuner finds them in memory.
-void PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelConfig>& configs,
+// Returns whether anything was compiled (rather than found in a cache).
+bool PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelConfig>& configs,
                           const Options& options, const jit::DeviceContext& device) {
+  std::atomic<bool> compiled_any{false};
   std::vector<std::thread> threads;
   std::atomic<size_t> next{0};
   const size_t workers =
@@ -71,11 +73,17 @@ void PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelCon
         const jit::KernelFamily& f = jit::GetFamily(configs[i].family);
         const jit::KernelSource src = jit::Specialize(
             p, configs[i], f, f.Shape(p, configs[i], device.target), options.pointer_alignment);
-        (void)jit::KernelStore::Global().GetBinary(src, device.arch);  // errors resurface later
+        bool compiled = false;
+        jit::GetOptions get;
+        get.compiled = &compiled;
+        // Errors resurface, with context, when the tuner builds the candidate.
+        (void)jit::KernelStore::Global().GetBinary(src, device.arch, get);
+        if (compiled) compiled_any = true;
       }
     });
   }
   for (auto& t : threads) t.join();
+  return compiled_any;
 }
 
 cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
@@ -140,11 +148,11 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   const bool capturing = jit::DefaultStreamCapturing(*api);
 
   const std::vector<jit::KernelConfig> configs = jit::ProposeConfigs(p, device.target, options);
-  if (configs.size() > 1 && options.jit_enabled) PrecompileInParallel(p, configs, options, device);
+  bool compiled_any = configs.size() > 1 && options.jit_enabled &&
+                      PrecompileInParallel(p, configs, options, device);
 
   tune::TuneRequest request;
   for (const auto& c : configs) request.jit_names.push_back(c.ToString());
-  bool compiled_any = false;
   request.make_jit = [&](int i) -> absl::StatusOr<std::unique_ptr<Backend>> {
     bool compiled = false;
     auto b = JitBackend::Create(p, configs[i], options, device, &compiled);

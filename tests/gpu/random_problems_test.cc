@@ -200,10 +200,11 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
   base.m = 257;
   base.n = 512;
   base.k = 191;
-  base.a = {DataType::kF16, Layout::kColMajor, 257 + 8, kNoStride};
+  // Random case #509 (seed 20261121) exactly.
+  base.a = {DataType::kF16, Layout::kColMajor, 257, kNoStride};
   base.b = {DataType::kF16, Layout::kRowMajor, 512, kNoStride};
-  base.c = {DataType::kF32, Layout::kRowMajor, 512 + 1, kNoStride};
-  base.d = {DataType::kF16, Layout::kColMajor, 257, kNoStride};
+  base.c = {DataType::kF16, Layout::kRowMajor, 512, kNoStride};
+  base.d = {DataType::kF16, Layout::kColMajor, 258, kNoStride};
   base.epilogue.beta = 0.75f;
   base.epilogue.bias = BiasMode::kPerRow;
   base.epilogue.activation = Activation::kGeluErf;
@@ -218,6 +219,9 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
       {"no bias", [](Case& c) { c.problem.epilogue.bias = BiasMode::kNone; }},
       {"row-major D", [](Case& c) { c.problem.d.layout = Layout::kRowMajor; c.problem.d.ld = 512; }},
       {"c like d", [](Case& c) { c.problem.c = c.problem.d; }},
+      {"ldd 257", [](Case& c) { c.problem.d.ld = 257; }},
+      {"c f32", [](Case& c) { c.problem.c.type = DataType::kF32; }},
+      {"no activation", [](Case& c) { c.problem.epilogue.activation = Activation::kNone; }},
       {"row-major A", [](Case& c) { c.problem.a.layout = Layout::kRowMajor; c.problem.a.ld = 191; }},
       {"split-K 8 launch", [](Case& c) {
          c.problem = Canonicalize(MakeGemm(96, 256, 4097, DataType::kBF16));
@@ -296,7 +300,8 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
     if (!err.empty()) {
       ++failures;
       ADD_FAILURE() << cases[i].tag << " " << DebugString(plan->problem()) << " align "
-                    << cases[i].options.pointer_alignment << " via " << name << ": " << err;
+                    << cases[i].options.pointer_alignment << " via " << name << ": " << err
+                    << "\n  exact problem: " << ProblemSignature(plan->problem());
       if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
         ADD_FAILURE() << "the context is broken after that kernel; stopping";
         break;

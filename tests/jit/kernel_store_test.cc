@@ -1,5 +1,6 @@
 #include "jit/kernel_store.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -74,6 +75,15 @@ TEST(KernelStoreTest, JitOffNeverCompiles) {
     EXPECT_THAT(r, StatusIs(absl::StatusCode::kNotFound, HasSubstr("JITGEMM_JIT=off")));
   }
   EXPECT_EQ(store.counters().compiles, before.compiles);
+}
+
+TEST(KernelStoreTest, StatedNvrtcVersionMustMatchTheCompiler) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  ::setenv("JITGEMM_NVRTC_VERSION", "11020", 1);
+  auto r = KernelStore::Global().GetBinary(SimtSource(4111), "sm_90a");
+  ::unsetenv("JITGEMM_NVRTC_VERSION");
+  EXPECT_THAT(r, jitgemm::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            HasSubstr("JITGEMM_NVRTC_VERSION")));
 }
 
 }  // namespace
