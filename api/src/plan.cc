@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/src/backend.h"
+#include "api/src/elementwise_epilogue.h"
 #include "api/src/jit_backend.h"
 #include "api/src/log.h"
 #include "api/src/problem_internal.h"
@@ -114,7 +115,7 @@ std::string TuningKeyText(const GemmProblem& p, const Options& o,
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,
                        Plan::Impl* impl) {
-  JITGEMM_ASSIGN_OR_RETURN(impl->backend, CreateCublasBackend(p, options));
+  JITGEMM_ASSIGN_OR_RETURN(impl->backend, CreateCublasBackend(p, options, MakeJitElementwiseEpilogue));
   impl->info.backend = "cublas";
   impl->info.kernel_name = impl->backend->Describe();
   impl->info.reason = reason;
@@ -161,7 +162,7 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
     return std::unique_ptr<Backend>(std::move(*b));
   };
   if (options.backend == BackendPolicy::kAuto) {
-    request.make_cublas = [&]() { return CreateCublasBackend(p, options); };
+    request.make_cublas = [&]() { return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue); };
   }
   request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
     JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));

@@ -9,6 +9,7 @@ namespace jitgemm::jit {
 const KernelFamily& SimtFamilyInstance();
 const KernelFamily& Sm80FamilyInstance();
 const KernelFamily& SmallMFamilyInstance();
+const KernelFamily& ElementwiseFamilyInstance();
 
 }  // namespace jitgemm::jit
 

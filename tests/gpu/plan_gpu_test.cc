@@ -130,6 +130,49 @@ TEST_F(PlanGpuTest, AutoPlanRecordsItsMeasuredChoice) {
   std::printf("auto 2048^3 f16: %s (%s)\n", info.kernel_name.c_str(), info.reason.c_str());
 }
 
+// Epilogues cuBLASLt lacks run as cuBLAS + one JIT elementwise pass.
+TEST_F(PlanGpuTest, CublasWithElementwisePassIsCorrect) {
+  struct Epi {
+    BiasMode bias;
+    Activation act;
+    Layout d_layout;
+  };
+  for (const Epi& e : {Epi{BiasMode::kPerColumn, Activation::kGeluErf, Layout::kRowMajor},
+                       Epi{BiasMode::kPerRow, Activation::kSilu, Layout::kRowMajor},
+                       Epi{BiasMode::kPerColumn, Activation::kSilu, Layout::kColMajor},
+                       Epi{BiasMode::kNone, Activation::kGeluErf, Layout::kRowMajor}}) {
+    GemmProblem p = MakeGemm(96, 160, 72, DataType::kBF16);
+    p.b.layout = Layout::kColMajor;
+    p.d.layout = e.d_layout;
+    p.epilogue.bias = e.bias;
+    p.epilogue.activation = e.act;
+    p = Canonicalize(p);
+    Options o;
+    o.backend = BackendPolicy::kCublasOnly;
+    auto plan = Plan::Create(p, o);
+    ASSERT_TRUE(plan.ok()) << DebugString(p) << ": " << plan.status();
+    Buffer a, b, d, bias;
+    ASSERT_EQ(a.Allocate(96 * 72 * 2, 0), cudaSuccess);
+    ASSERT_EQ(b.Allocate(160 * 72 * 2, 0), cudaSuccess);
+    ASSERT_EQ(d.Allocate(96 * 160 * 2, 0), cudaSuccess);
+    ASSERT_EQ(bias.Allocate(160 * 2, 0), cudaSuccess);
+    for (Buffer* x : {&a, &b, &bias}) {
+      x->FillRandom(DataType::kBF16, rng_);
+      CUDA_OK(x->Upload());
+    }
+    CUDA_OK(d.Poison());
+    ASSERT_TRUE(plan->Run({a.device, b.device, nullptr, d.device,
+                           e.bias == BiasMode::kNone ? nullptr : bias.device},
+                          nullptr)
+                    .ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(d.Download());
+    auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), nullptr, bias.host.data());
+    EXPECT_LT(RelativeError(p, d.host.data(), ref), 1.6e-2)
+        << DebugString(p) << " via " << plan->info().kernel_name;
+  }
+}
+
 // RELIABILITY item 16: invalid input returns InvalidArgument and launches nothing.
 TEST_F(PlanGpuTest, BadPointersLaunchNothing) {
   const GemmProblem p = Linear(16, 64, 64, DataType::kBF16);

@@ -89,6 +89,23 @@ TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
       }
     }
   }
+  // The elementwise pass after cuBLAS, per type, layout and activation.
+  for (const GemmProblem& base : RepresentativeProblems()) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      GemmProblem p = base;
+      p.d.layout = layout;
+      p.d.ld = 0;
+      p.epilogue.activation = Activation::kGeluErf;
+      p = Canonicalize(p);
+      const KernelFamily& f = GetFamily(Family::kElementwise);
+      KernelConfig c = f.Candidates(p, OfflineTarget(90), TuningPolicy::kHeuristic).front();
+      KernelSource s = Specialize(p, c, f, f.Shape(p, c, OfflineTarget(90)), 16);
+      auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+      ASSERT_TRUE(k.ok()) << k.status();
+      EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name;
+      ++compiled;
+    }
+  }
   EXPECT_GT(compiled, 0);
   std::printf("compiled %d shipped configs, zero spills checked\n", compiled);
 }
