@@ -14,8 +14,12 @@ bool LogEnabled() {
   return kEnabled;
 }
 
-void LogDecision(const GemmProblem& problem, const PlanInfo& info) {
-  if (!LogEnabled()) return;
+void LogDecision(const GemmProblem& problem, const PlanInfo& info, bool force) {
+  static const bool kOff = [] {
+    const char* v = std::getenv("JITGEMM_LOG");
+    return v != nullptr && std::string(v) == "off";
+  }();
+  if (!LogEnabled() && !(force && !kOff)) return;
   std::string times;
   for (const auto& [name, us] : info.candidate_us) {
     times += (times.empty() ? "" : ", ") + name + " " + std::to_string(us).substr(0, 6) + " us";

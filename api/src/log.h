@@ -8,7 +8,8 @@
 namespace jitgemm {
 
 bool LogEnabled();
-void LogDecision(const GemmProblem& problem, const PlanInfo& info);
+// Prints when JITGEMM_LOG=info|debug, or when `force` unless JITGEMM_LOG=off.
+void LogDecision(const GemmProblem& problem, const PlanInfo& info, bool force = false);
 
 }  // namespace jitgemm
 

@@ -15,6 +15,7 @@
 #include "api/src/elementwise_epilogue.h"
 #include "api/src/jit_backend.h"
 #include "api/src/log.h"
+#include "api/src/record.h"
 #include "api/src/problem_internal.h"
 #include "common/status_macros.h"
 #include "jit/candidates.h"
@@ -127,6 +128,7 @@ absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::
 absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& options) {
   JITGEMM_RETURN_IF_ERROR(ValidateProblem(problem));
   JITGEMM_RETURN_IF_ERROR(ValidateOptions(options));
+  RecordProblem(problem, options);
   auto impl = std::make_shared<Impl>();
   impl->problem = Canonicalize(problem);
   impl->pointer_alignment = options.pointer_alignment;
@@ -182,7 +184,14 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   impl->info.compiled = compiled_any;
   impl->info.reason = result.reason;
   impl->info.candidate_us = result.candidate_us;
-  LogDecision(p, impl->info);
+  if (!options.jit_enabled) {
+    impl->info.reason =
+        absl::StrCat("JITGEMM_JIT=off, served by ",
+                     result.winner == tune::kCublasName ? "cuBLAS" : "a cached kernel", "; ",
+                     result.reason);
+  }
+  // Strict mode always says what served each plan, as deployments want to know.
+  LogDecision(p, impl->info, /*force=*/!options.jit_enabled);
   return Plan(std::move(impl));
 }
 

@@ -1,0 +1,83 @@
+#include "api/src/record.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "api/src/manifest.h"
+#include "api/src/problem_internal.h"
+
+namespace jitgemm {
+
+absl::Status AppendToManifest(const std::string& path, const GemmProblem& problem,
+                              const Options& options) {
+  const std::string lock_path = path + ".lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return absl::UnavailableError(absl::StrCat("cannot open ", lock_path));
+  ::flock(lock_fd, LOCK_EX);  // without a lock only concurrent recorders can lose entries
+  Manifest manifest;
+  manifest.options = options;
+  absl::Status status = absl::OkStatus();
+  {
+    std::ifstream in(path);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      auto parsed = ParseManifest(text.str());
+      if (parsed.ok()) {
+        manifest = *std::move(parsed);
+      } else if (!text.str().empty()) {
+        status = absl::DataLossError(
+            absl::StrCat(path, " is not a manifest; not overwriting it: ", parsed.status().message()));
+      }
+    }
+  }
+  if (status.ok()) {
+    const std::string signature = ProblemSignature(Canonicalize(problem));
+    bool present = false;
+    for (const auto& e : manifest.problems) {
+      present = present || ProblemSignature(Canonicalize(e.problem)) == signature;
+    }
+    if (!present) {
+      manifest.problems.push_back({DebugString(problem), problem});
+      const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+      std::ofstream out(tmp, std::ios::trunc);
+      out << ManifestToJson(manifest) << "\n";
+      out.close();
+      if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        status = absl::UnavailableError(absl::StrCat("cannot write ", path));
+      }
+    }
+  }
+  ::flock(lock_fd, LOCK_UN);
+  ::close(lock_fd);
+  return status;
+}
+
+void RecordProblem(const GemmProblem& problem, const Options& options) {
+  static const char* const kPath = std::getenv("JITGEMM_RECORD");
+  if (kPath == nullptr || *kPath == '\0') return;
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* const seen = new absl::flat_hash_set<std::string>();
+  static bool warned = false;
+  absl::MutexLock lock(&mu);
+  if (!seen->insert(ProblemSignature(Canonicalize(problem))).second) return;
+  absl::Status s = AppendToManifest(kPath, problem, options);
+  if (!s.ok() && !warned) {
+    warned = true;
+    std::fprintf(stderr, "jitgemm: JITGEMM_RECORD: %s (recording stops warning now)\n",
+                 s.ToString().c_str());
+  }
+}
+
+}  // namespace jitgemm

@@ -1,0 +1,160 @@
+#include "api/src/manifest.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "api/src/problem_internal.h"
+#include "api/src/record.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace jitgemm {
+namespace {
+
+using ::jitgemm::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(ParseManifestTest, ReadsEveryField) {
+  auto m = ParseManifest(R"({"version": 1,
+    "options": {"tuning": "exhaustive", "pdl": false, "pointer_alignment": 4, "backend": "jit"},
+    "problems": [{"name": "grouped", "m": 2560, "n": 3072, "k": 1024, "batch_count": 12,
+      "dtype": "bf16",
+      "a": {"layout": "row", "ld": 12288, "batch_stride": 1024},
+      "b": {"layout": "col", "ld": 1024, "batch_stride": 3145728},
+      "d": {"type": "f32", "layout": "row", "ld": 36864, "batch_stride": 3072},
+      "epilogue": {"alpha": 0.5, "beta": 0, "bias": "row", "activation": "gelu_erf"}}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options.tuning, TuningPolicy::kExhaustive);
+  EXPECT_FALSE(m->options.pdl);
+  EXPECT_EQ(m->options.pointer_alignment, 4);
+  EXPECT_EQ(m->options.backend, BackendPolicy::kJitOnly);
+  ASSERT_EQ(m->problems.size(), 1u);
+  const GemmProblem& p = m->problems[0].problem;
+  EXPECT_EQ(m->problems[0].name, "grouped");
+  EXPECT_EQ(p.batch_count, 12);
+  EXPECT_EQ(p.a.type, DataType::kBF16);
+  EXPECT_EQ(p.a.ld, 12288);
+  EXPECT_EQ(p.b.layout, Layout::kColMajor);
+  EXPECT_EQ(p.d.type, DataType::kF32);
+  EXPECT_EQ(p.epilogue.bias, BiasMode::kPerRow);
+  EXPECT_EQ(p.epilogue.activation, Activation::kGeluErf);
+  EXPECT_FLOAT_EQ(p.epilogue.alpha, 0.5f);
+  EXPECT_TRUE(ValidateProblem(p).ok());
+}
+
+TEST(ParseManifestTest, ErrorsNameThePath) {
+  EXPECT_THAT(ParseManifest("{"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("JSON")));
+  EXPECT_THAT(ParseManifest("{}"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"m": "x"}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems[0].m")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{}, {"b": {"layout": "diagonal"}}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems[1].b.layout")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"epilogue": {"activation": "tanh"}}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("epilogue.activation")));
+  EXPECT_THAT(ParseManifest(R"({"version": 2, "problems": []})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("version")));
+}
+
+TEST(ParseManifestTest, RoundTripsThroughJson) {
+  Manifest m;
+  GemmProblem p = MakeGemm(7, 9, 11, DataType::kF16);
+  p.batch_count = 3;
+  p.a.batch_stride = 77;
+  p.b.batch_stride = 0;
+  p.d.batch_stride = 63;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kSilu;
+  m.problems.push_back({"x", p});
+  auto back = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->problems.size(), 1u);
+  EXPECT_EQ(ProblemSignature(Canonicalize(back->problems[0].problem)),
+            ProblemSignature(Canonicalize(p)));
+}
+
+TEST(ShippedManifestsTest, SeedManifestsParseAndValidate) {
+  int problems = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(JITGEMM_MANIFEST_DIR)) {
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto m = ParseManifest(text.str());
+    ASSERT_TRUE(m.ok()) << entry.path() << ": " << m.status();
+    for (const auto& e : m->problems) {
+      EXPECT_TRUE(ValidateProblem(e.problem).ok()) << entry.path() << " " << e.name;
+      ++problems;
+    }
+  }
+  EXPECT_GT(problems, 40);
+}
+
+class RecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("jitgemm_record_" + std::to_string(::getpid()) + ".json");
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override {
+    std::filesystem::remove(path_);
+    std::filesystem::remove(path_.string() + ".lock");
+  }
+  std::filesystem::path path_;
+};
+
+TEST_F(RecordTest, AddsEachDistinctProblemOnce) {
+  Options o;
+  ASSERT_TRUE(AppendToManifest(path_, MakeGemm(1, 2, 3, DataType::kF16), o).ok());
+  ASSERT_TRUE(AppendToManifest(path_, MakeGemm(1, 2, 3, DataType::kF16), o).ok());
+  ASSERT_TRUE(AppendToManifest(path_, MakeGemm(4, 2, 3, DataType::kF16), o).ok());
+  std::ifstream in(path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseManifest(text.str());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->problems.size(), 2u);
+}
+
+TEST_F(RecordTest, RefusesToOverwriteAForeignFile) {
+  std::ofstream(path_) << "not json";
+  EXPECT_THAT(AppendToManifest(path_, MakeGemm(1, 2, 3, DataType::kF16), Options()),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("not a manifest")));
+}
+
+TEST_F(RecordTest, ConcurrentProcessesLoseNothing) {
+  constexpr int kProcs = 8, kEach = 5;
+  std::vector<pid_t> kids;
+  for (int i = 0; i < kProcs; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      for (int j = 0; j < kEach; ++j) {
+        if (!AppendToManifest(path_, MakeGemm(1 + i, 1 + j, 8, DataType::kBF16), Options()).ok()) {
+          _exit(1);
+        }
+      }
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::ifstream in(path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseManifest(text.str());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->problems.size(), static_cast<size_t>(kProcs * kEach));
+}
+
+}  // namespace
+}  // namespace jitgemm
