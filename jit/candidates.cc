@@ -41,7 +41,8 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
     const KernelFamily& family = GetFamily(f);
     if (family.id() != f || !FamilyAllowed(f)) continue;
     for (KernelConfig c : family.Candidates(p, target, options.tuning)) {
-      c.pdl = options.pdl && target.sm >= 90;  // every kernel waits before touching memory
+      // Families may decline PDL per config (it costs some shapes time).
+      c.pdl = c.pdl && options.pdl && target.sm >= 90;
       if (!family.Supports(p, c, target).ok()) continue;
       out.push_back(c);
       if (options.tuning == TuningPolicy::kHeuristic) return out;

@@ -27,7 +27,7 @@ struct KernelConfig {
   int warps_n = 2;
   int stages = 1;
   int split_k = 1;
-  bool pdl = false;
+  bool pdl = true;  // the family may use PDL; Options::pdl and the arch have the last word
   // M is a run-time argument instead of a constant (decode-style M that varies).
   bool runtime_m = false;
 

@@ -30,6 +30,7 @@ KernelConfig SimtConfig() {
   c.block_k = 16;
   c.warps_m = 2;
   c.warps_n = 1;
+  c.pdl = false;
   return c;
 }
 
