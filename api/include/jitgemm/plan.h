@@ -13,8 +13,11 @@
 // device's primary context if none is current) and must run on streams of it.
 //
 // Thread safety: Create may be called from any number of threads at once.
-// A Plan is immutable after creation; Run may be called concurrently from many
-// threads (on different streams or the same one). Copies share state.
+// A Plan is immutable after creation and Run may be called from many threads.
+// Copies share state, including the plan's scratch workspace (split-K kernels
+// keep partial sums there): runs of one plan, or of its copies, must not
+// overlap in time on different streams. Create one plan per stream for that;
+// runs on one stream are always ordered.
 #ifndef JITGEMM_PLAN_H_
 #define JITGEMM_PLAN_H_
 
