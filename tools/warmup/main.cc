@@ -1,21 +1,26 @@
 // jitgemm-warmup: fills the kernel cache for the problems of one or more
-// manifests, for a named GPU architecture, with no GPU needed.
+// manifests, for a named GPU architecture, with no GPU needed; or, with
+// --check, proves that the cache already holds every one of those kernels.
 //
-//   jitgemm-warmup --arch=sm_90a [--jobs=N] [--tuning=heuristic|fast|exhaustive] m.json...
+//   jitgemm-warmup --arch=sm_90a [--jobs=N] [--tuning=heuristic|fast|exhaustive]
+//                  [--sms=N] [--check] m.json...
 //
 // Compiles every kernel the heuristics would consider for each problem (the
 // manifest's options, or --tuning, decide how many) into the cache named by
 // JITGEMM_CACHE_DIR (see docs/cache.md). Prints progress (a bar on a
 // terminal, plain lines otherwise) and a summary; exits 1 if anything failed.
+//
+// --check compiles nothing: it resolves every kernel through the same path a
+// process with JITGEMM_JIT=off takes (memory, read-only roots, writable root)
+// and reports found / missing with the counters; exits 1 if any is missing.
+// See docs/deploying.md.
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,14 +30,11 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/src/manifest.h"
+#include "absl/strings/str_join.h"
 #include "cache/disk_cache.h"
-#include "jit/candidates.h"
-#include "jit/driver_api.h"
-#include "jit/family.h"
+#include "jit/disk_tier.h"
 #include "jit/kernel_store.h"
-#include "jit/launcher.h"
-#include "jit/specializer.h"
+#include "tools/warmup/manifest_kernels.h"
 
 ABSL_FLAG(std::string, arch, "",
           "Target architecture, e.g. sm_90a. Empty: the current GPU's (a GPU is then needed).");
@@ -40,98 +42,75 @@ ABSL_FLAG(int, jobs, 0, "Parallel compiles; 0: one per CPU core.");
 ABSL_FLAG(std::string, tuning, "",
           "Override the manifests' tuning policy: heuristic (one kernel per problem), fast, "
           "exhaustive.");
+ABSL_FLAG(int, sms, 0,
+          "SM count of the target part; 0: the flagship of --arch (132 on sm_90, 108 below) or "
+          "the current GPU's. Heuristics depend on it, so warm for the part you deploy on "
+          "(H100 PCIe: 114).");
+ABSL_FLAG(bool, check, false,
+          "Compile nothing: resolve every kernel from the cache (read-only roots first) as "
+          "JITGEMM_JIT=off would, report found/missing and counters, exit 1 if any is missing.");
 ABSL_FLAG(bool, progress, true, "Show progress (a bar on a terminal, lines otherwise).");
 
 namespace jitgemm {
 namespace {
 
-struct Task {
-  std::string problem;
-  jit::KernelSource source;
-};
-
 enum class Outcome { kCompiled, kCached, kFailed };
+
+const char* OutcomeWord(Outcome o, bool check) {
+  if (check) return o == Outcome::kFailed ? "MISSING " : "found   ";
+  return o == Outcome::kCompiled ? "compiled" : o == Outcome::kCached ? "cached  " : "FAILED  ";
+}
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Fills the jitgemm kernel cache for the problems of manifests.\n"
-      "usage: jitgemm-warmup --arch=sm_90a [--jobs=N] manifest.json...");
+      "Fills the jitgemm kernel cache for the problems of manifests, or (--check) shows that "
+      "the cache holds them all.\n"
+      "usage: jitgemm-warmup --arch=sm_90a [--jobs=N] [--tuning=heuristic] [--check] "
+      "manifest.json...");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
     std::fprintf(stderr, "jitgemm-warmup: no manifest given (see --help)\n");
     return 64;
   }
-  std::string arch = absl::GetFlag(FLAGS_arch);
-  jit::TargetInfo target;
-  if (arch.empty()) {
-    auto api = jit::GetDriver();
-    if (!api.ok()) {
-      std::fprintf(stderr, "jitgemm-warmup: --arch not given and no GPU to ask: %s\n",
-                   std::string(api.status().message()).c_str());
-      return 64;
-    }
-    auto dev = jit::CurrentDevice(**api);
-    if (!dev.ok()) {
-      std::fprintf(stderr, "jitgemm-warmup: %s\n", std::string(dev.status().message()).c_str());
-      return 1;
-    }
-    arch = dev->arch;
-    target = dev->target;
-  } else {
-    auto sm = jit::ParseArch(arch);
-    if (!sm.ok()) {
-      std::fprintf(stderr, "jitgemm-warmup: --%s\n", std::string(sm.status().message()).c_str());
-      return 64;
-    }
-    target = jit::OfflineTarget(*sm);
+  const bool check = absl::GetFlag(FLAGS_check);
+  absl::StatusOr<std::optional<TuningPolicy>> tuning =
+      tools::ParseTuningOverride(absl::GetFlag(FLAGS_tuning));
+  if (!tuning.ok()) {
+    std::fprintf(stderr, "jitgemm-warmup: %s\n", std::string(tuning.status().message()).c_str());
+    return 64;
   }
+  absl::StatusOr<tools::TargetArch> target =
+      tools::ResolveTarget(absl::GetFlag(FLAGS_arch), absl::GetFlag(FLAGS_sms));
+  if (!target.ok()) {
+    std::fprintf(stderr, "jitgemm-warmup: %s\n", std::string(target.status().message()).c_str());
+    return absl::IsInvalidArgument(target.status()) || absl::GetFlag(FLAGS_arch).empty() ? 64 : 1;
+  }
+  const std::string& arch = target->arch;
 
-  std::vector<Task> tasks;
-  int problems = 0, invalid = 0;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::ifstream in(args[i]);
-    if (!in) {
-      std::fprintf(stderr, "jitgemm-warmup: cannot read %s\n", args[i]);
-      return 1;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto manifest = ParseManifest(text.str());
-    if (!manifest.ok()) {
-      std::fprintf(stderr, "jitgemm-warmup: %s: %s\n", args[i],
-                   std::string(manifest.status().message()).c_str());
-      return 1;
-    }
-    Options options = manifest->options;
-    const std::string tuning = absl::GetFlag(FLAGS_tuning);
-    if (tuning == "heuristic") options.tuning = TuningPolicy::kHeuristic;
-    if (tuning == "fast") options.tuning = TuningPolicy::kFast;
-    if (tuning == "exhaustive") options.tuning = TuningPolicy::kExhaustive;
-    for (const ManifestEntry& e : manifest->problems) {
-      ++problems;
-      if (absl::Status s = ValidateProblem(e.problem); !s.ok()) {
-        std::fprintf(stderr, "jitgemm-warmup: %s: problem %s: %s\n", args[i], e.name.c_str(),
-                     s.ToString().c_str());
-        ++invalid;
-        continue;
-      }
-      const GemmProblem p = Canonicalize(e.problem);
-      if (options.backend == BackendPolicy::kCublasOnly) continue;
-      for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target, options)) {
-        const jit::KernelFamily& f = jit::GetFamily(c.family);
-        tasks.push_back({e.name.empty() ? DebugString(p) : e.name,
-                         jit::Specialize(p, c, f, f.Shape(p, c, target), options.pointer_alignment)});
-      }
-    }
+  std::vector<std::string> paths(args.begin() + 1, args.end());
+  absl::StatusOr<tools::ManifestKernels> work = tools::LoadManifestKernels(paths, *target, *tuning);
+  if (!work.ok()) {
+    std::fprintf(stderr, "jitgemm-warmup: %s\n", std::string(work.status().message()).c_str());
+    return 1;
   }
+  for (const std::string& line : work->invalid) {
+    std::fprintf(stderr, "jitgemm-warmup: %s\n", line.c_str());
+  }
+  const std::vector<tools::ManifestKernel>& tasks = work->kernels;
+  const int problems = work->problems;
+  const int invalid = static_cast<int>(work->invalid.size());
 
   int jobs = absl::GetFlag(FLAGS_jobs);
   if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const bool tty = isatty(fileno(stdout));
   const bool progress = absl::GetFlag(FLAGS_progress);
   auto cache = cache::DiskCache::Default();
-  std::printf("jitgemm-warmup: %d problems, %zu kernels for %s, %d jobs, cache %s\n", problems,
-              tasks.size(), arch.c_str(), jobs, cache->root().c_str());
+  std::printf("jitgemm-warmup%s: %d problems, %zu kernels for %s (%d SMs), %d jobs, cache %s\n",
+              check ? " --check" : "", problems, tasks.size(), arch.c_str(),
+              target->target.multiprocessors, jobs, cache->root().c_str());
+  if (check && !cache->readonly_roots().empty()) {
+    std::printf("read-only roots: %s\n", absl::StrJoin(cache->readonly_roots(), ":").c_str());
+  }
   std::fflush(stdout);
 
   const auto start = std::chrono::steady_clock::now();
@@ -146,14 +125,18 @@ int Main(int argc, char** argv) {
         bool compiled = false;
         jit::GetOptions get;
         get.compiled = &compiled;
+        get.allow_compile = !check;
         auto r = jit::KernelStore::Global().GetBinary(tasks[i].source, arch, get);
         outcomes[i] = !r.ok() ? Outcome::kFailed : compiled ? Outcome::kCompiled : Outcome::kCached;
         if (r.ok() && compiled) compile_ms[i] = (*r)->compile_ms;
         const size_t n = ++done;
         std::lock_guard<std::mutex> lock(print_mu);
         if (!r.ok()) {
-          std::fprintf(stderr, "%sFAILED %s: %s\n", tty ? "\r\033[K" : "",
-                       tasks[i].source.kernel_name.c_str(), r.status().ToString().c_str());
+          std::fprintf(stderr, "%s%s %s (%s, %s): %s\n", tty ? "\r\033[K" : "",
+                       check ? "MISSING" : "FAILED", tasks[i].source.kernel_name.c_str(),
+                       tasks[i].problem.c_str(), tasks[i].manifest.c_str(),
+                       check ? std::string(r.status().message()).c_str()
+                             : r.status().ToString().c_str());
         }
         if (!progress) continue;
         if (tty) {
@@ -163,10 +146,7 @@ int Main(int argc, char** argv) {
                       tasks[i].source.kernel_name.c_str());
           std::printf("\033[K");
         } else {
-          std::printf("[%zu/%zu] %s %s (%s)\n", n, tasks.size(),
-                      outcomes[i] == Outcome::kCompiled ? "compiled"
-                      : outcomes[i] == Outcome::kCached ? "cached  "
-                                                        : "FAILED  ",
+          std::printf("[%zu/%zu] %s %s (%s)\n", n, tasks.size(), OutcomeWord(outcomes[i], check),
                       tasks[i].source.kernel_name.c_str(), tasks[i].problem.c_str());
         }
         std::fflush(stdout);
@@ -183,6 +163,33 @@ int Main(int argc, char** argv) {
     failed += o == Outcome::kFailed;
   }
   if (tty && progress) std::printf("\n");
+  const auto counters = cache->counters();
+  const auto store = jit::KernelStore::Global().counters();
+  if (check) {
+    absl::StatusOr<int> nvrtc = jit::NvrtcVersionForKey();
+    std::printf("\n| arch | problems | invalid | kernels | found | missing | time |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    std::printf("| %s | %d | %d | %zu | %d | %d | %.2f s |\n", arch.c_str(), problems, invalid,
+                tasks.size(), cached, failed, seconds);
+    std::printf("keys: nvrtc %s\n",
+                nvrtc.ok() ? absl::StrCat(*nvrtc).c_str() : nvrtc.status().ToString().c_str());
+    std::printf("kernel store: %llu compiles, %llu disk hits, %llu memory hits\n",
+                static_cast<unsigned long long>(store.compiles),
+                static_cast<unsigned long long>(store.disk_hits),
+                static_cast<unsigned long long>(store.memory_hits));
+    std::printf("cache: %s (%s), read-only roots %s: %llu hits, %llu misses, %llu corrupt, "
+                "%llu stores\n",
+                cache->root().c_str(), cache::CacheModeName(cache->mode()),
+                cache->readonly_roots().empty()
+                    ? "none"
+                    : absl::StrJoin(cache->readonly_roots(), ":").c_str(),
+                static_cast<unsigned long long>(counters.hits),
+                static_cast<unsigned long long>(counters.misses),
+                static_cast<unsigned long long>(counters.corrupt),
+                static_cast<unsigned long long>(counters.stores));
+    std::printf("%s\n", failed + invalid > 0 ? "check FAILED" : "check passed");
+    return failed + invalid > 0 ? 1 : 0;
+  }
   std::vector<double> ms;
   for (double t : compile_ms) {
     if (t >= 0) ms.push_back(t);
@@ -198,7 +205,6 @@ int Main(int argc, char** argv) {
                          : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(),
                                            ms.back())
                                .c_str());
-  const auto counters = cache->counters();
   std::printf("cache: %s (%s), %llu stores, %llu store failures\n", cache->root().c_str(),
               cache::CacheModeName(cache->mode()),
               static_cast<unsigned long long>(counters.stores),

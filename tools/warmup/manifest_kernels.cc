@@ -1,0 +1,100 @@
+#include "tools/warmup/manifest_kernels.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/src/manifest.h"
+#include "api/src/problem_internal.h"
+#include "common/status_macros.h"
+#include "jit/candidates.h"
+#include "jit/disk_tier.h"
+#include "jit/driver_api.h"
+#include "jit/launcher.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::tools {
+
+absl::StatusOr<TargetArch> ResolveTarget(const std::string& arch, int sms) {
+  TargetArch out;
+  if (arch.empty()) {
+    absl::StatusOr<const jit::DriverApi*> api = jit::GetDriver();
+    if (!api.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--arch not given and no GPU to ask (", api.status().message(), ")"));
+    }
+    JITGEMM_ASSIGN_OR_RETURN(jit::DeviceContext device, jit::CurrentDevice(**api));
+    out.arch = device.arch;
+    out.target = device.target;
+    out.offline = false;
+  } else {
+    absl::StatusOr<int> sm = jit::ParseArch(arch);
+    if (!sm.ok()) return absl::InvalidArgumentError(absl::StrCat("--arch: ", sm.status().message()));
+    out.arch = arch;
+    out.target = jit::OfflineTarget(*sm);
+  }
+  if (sms < 0) return absl::InvalidArgumentError("--sms must be positive");
+  if (sms > 0) out.target.multiprocessors = sms;
+  return out;
+}
+
+absl::StatusOr<std::optional<TuningPolicy>> ParseTuningOverride(const std::string& text) {
+  if (text.empty()) return std::optional<TuningPolicy>();
+  if (text == "heuristic") return std::optional<TuningPolicy>(TuningPolicy::kHeuristic);
+  if (text == "fast") return std::optional<TuningPolicy>(TuningPolicy::kFast);
+  if (text == "exhaustive") return std::optional<TuningPolicy>(TuningPolicy::kExhaustive);
+  return absl::InvalidArgumentError(
+      absl::StrCat("--tuning must be heuristic, fast or exhaustive, not '", text, "'"));
+}
+
+absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::string>& paths,
+                                                    const TargetArch& target,
+                                                    std::optional<TuningPolicy> tuning) {
+  ManifestKernels out;
+  // The source text and name expression decide the key for a given arch.
+  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::string> signatures;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<Manifest> manifest = ParseManifest(text.str());
+    if (!manifest.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", manifest.status().message()));
+    }
+    Options options = manifest->options;
+    if (tuning) options.tuning = *tuning;
+    for (const ManifestEntry& e : manifest->problems) {
+      ++out.problems;
+      if (absl::Status s = ValidateProblem(e.problem); !s.ok()) {
+        out.invalid.push_back(absl::StrCat(path, ": problem ", e.name, ": ", s.ToString()));
+        continue;
+      }
+      const GemmProblem p = Canonicalize(e.problem);
+      if (signatures.insert(ProblemSignature(p)).second) {
+        out.signatures.push_back(ProblemSignature(p));
+      }
+      if (options.backend == BackendPolicy::kCublasOnly) continue;
+      for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) {
+        const jit::KernelFamily& f = jit::GetFamily(c.family);
+        jit::KernelSource source = jit::Specialize(p, c, f, f.Shape(p, c, target.target),
+                                                   options.pointer_alignment);
+        if (!seen.emplace(source.source, source.name_expression).second) continue;
+        out.kernels.push_back(
+            {path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<cache::CacheKey> KernelCacheKey(const jit::KernelSource& kernel,
+                                               const std::string& arch) {
+  JITGEMM_ASSIGN_OR_RETURN(const int nvrtc, jit::NvrtcVersionForKey());
+  return cache::MakeCacheKey(jit::KeyText(kernel, arch, nvrtc));
+}
+
+}  // namespace jitgemm::tools
