@@ -21,10 +21,11 @@
 // weight buffers, median of 5 replays, cuBLAS in the same process; issue 5):
 // one CTA per SM with split_k = 1 and warps_n = 1 wins wherever N / 16 >= the
 // SM count: split-K added about 1 us of tail, and warps_n > 1 multiplies the x
-// traffic of the cp.async ring. N = 2048: 7.3-7.7 us at M = 1..4 (cuBLAS 9.9),
-// 8.1 at M = 8, 8.8-9.4 at M = 16; N = 4096: 12.2-13.4 us (cuBLAS 15.5);
-// N = 12288: 36.1-37.4 us (cuBLAS 36.2-36.8). A plain 16.8 MB streaming read
-// kernel takes 6.7-7.0 us per launch in the same harness.
+// traffic of the cp.async ring. N = 2048: 7.35-7.50 us at M = 1..4 (cuBLAS
+// 9.9), 8.1 at M = 8, 8.7 at M = 16 (two row tiles per warp, no PDL);
+// N = 4096: 12.3-13.5 us (cuBLAS 15.3-15.7); N = 12288 with 256-byte L2
+// fills: 35.5-35.9 us (cuBLAS 36.2-36.7). A plain 16.8 MB streaming read
+// kernel takes 6.7-7.0 us per launch in the same harness (.scratch-smallm).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -89,6 +90,17 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
                             : 0;
   return g;
 }
+
+// Bytes of B the kernel streams (mirrors Traits<S>::kWeightBytes).
+int64_t WeightBytes(const GemmProblem& p) {
+  const bool batched_b = p.batch_count > 1 && p.b.batch_stride > 0;
+  return p.n * p.k * 2 * (batched_b ? p.batch_count : 1);
+}
+// At or below this the kernel prefetches its whole weight slice into L2 before
+// griddepcontrol.wait (Traits<S>::kAutoPrefetch).
+constexpr int64_t kWholePrefetchBytes = int64_t{16} << 20;
+// Above this the weights stream past L2: loads ask for 256-byte L2 fills.
+constexpr int64_t kHintBytes = int64_t{40} << 20;
 
 // Registers a warp's ring and accumulators take; the compiled kernels stay
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
@@ -175,12 +187,15 @@ class SmallMFamily final : public KernelFamily {
     s.grid[1] = static_cast<uint32_t>(g.split);
     s.grid[2] = static_cast<uint32_t>(p.batch_count);
     s.block[0] = static_cast<uint32_t>(32 * g.warps);
-    // Under PDL, one CTA per SM: a next grid whose CTAs can co-reside with
-    // this one lands unevenly on the SMs (grids of 128 CTAs on 132 SMs) and
-    // ran up to 2.2 us slower per call at 4096 x 4096 (H100, measured);
-    // padding shared memory past half an SM keeps every grid at one per SM.
+    // Under PDL, one CTA per SM where the weight slice is only partly
+    // prefetched: a next grid whose CTAs can co-reside with this one lands
+    // unevenly on the SMs (grids of 128 CTAs on 132 SMs) and ran 2.1 us slower
+    // per call at 4096 x 4096 (H100, measured); padding shared memory past half
+    // an SM keeps every grid at one per SM. Where the whole slice is prefetched
+    // before the wait (weights <= 16 MB), co-residence wins instead: 2048 x
+    // 4096 ran 7.35-7.50 us unpadded vs 7.83-7.92 padded at M = 1..4 (H100).
     int64_t smem = g.smem;
-    if (c.pdl) {
+    if (c.pdl && WeightBytes(p) > kWholePrefetchBytes) {
       const int64_t pad = target.shared_bytes_per_block_optin / 2 + 1024;
       if (pad <= target.shared_bytes_per_block_optin) smem = std::max(smem, pad);
     }
@@ -197,6 +212,8 @@ class SmallMFamily final : public KernelFamily {
   //  * split_k > 1 only when that leaves fewer than half the SMs busy
   //    (small N), up to filling the SMs;
   //  * stages 8 for one row tile per warp, 4 for two or three;
+  //  * M in 9..16 where one row tile per CTA fills the SMs: two tiles per
+  //    warp on half as many CTAs, without PDL (x traffic halved);
   //  * run-time M in buckets of 8 / 16 / 32 / 64 rows: as fast as a kernel per
   //    M (within 0.15 us at M = 1..4, faster at 8 and 16 in the same run) and
   //    one compile serves every M of a bucket; kFast adds the exact-M kernel;
@@ -225,6 +242,15 @@ class SmallMFamily final : public KernelFamily {
     auto stages_for = [](int rr) { return rr == 1 ? 8 : 4; };
     const int bm_exact = RoundUp8(p.m);
     const int bm_bucket = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
+    // M in 9..16 with one 16-row tile per CTA: every CTA reads as many bytes
+    // of x as of W. Two tiles per warp on half the SMs (no split-K, no PDL)
+    // halve the x traffic: 2048 x 4096, M = 16: 8.73 us vs 9.19 (H100).
+    bool x_bound = false;
+    if (bm_bucket == 16 && wn == 1 && r == 1 && split == 1 && p.batch_count == 1 &&
+        CeilDiv(rows16, 2) * 2 >= sms - sms / 8) {
+      x_bound = true;
+      r = 2;
+    }
 
     std::vector<KernelConfig> out;
     auto add = [&](KernelConfig c) {
@@ -248,7 +274,16 @@ class SmallMFamily final : public KernelFamily {
         }
       }
     };
-    add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
+    if (x_bound) {
+      KernelConfig c = Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true);
+      c.pdl = false;
+      add(c);
+      if (policy != TuningPolicy::kHeuristic) {
+        add(Make(bm_bucket, 1, wn, wk, stages_for(1), split, true));  // the one-tile config
+      }
+    } else {
+      add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
+    }
     if (policy != TuningPolicy::kHeuristic) {
       add(Make(bm_exact, r, wn, wk, stages_for(r), split, /*runtime_m=*/false));
       if (r == 1) add(Make(bm_bucket, r, wn, wk, 16, split, true));  // every load in flight
@@ -269,8 +304,12 @@ class SmallMFamily final : public KernelFamily {
   std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
     // Loads of two chunks back to back, dependents released after the last
     // weight load (the kernel's defaults, written out for the cache key).
+    // Weights that stream past L2 ask for 256-byte L2 fills: 12288 x 4096
+    // ran 35.5 us vs 38.3 without (H100, M = 1; cuBLAS 36.2).
+    const int hint = WeightBytes(p) > kHintBytes ? 256 : 0;
     return absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
-                        ";\n  static constexpr int kSmallMTrigger = 1;\n");
+                        ";\n  static constexpr int kSmallMTrigger = 1;\n",
+                        "  static constexpr int kSmallMLoadHint = ", hint, ";\n");
   }
 };
 

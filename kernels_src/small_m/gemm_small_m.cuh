@@ -66,7 +66,8 @@ struct MakeVoid {
 //   kSmallMMinBlocks: the __launch_bounds__ minimum of CTAs per SM
 //   kSmallMGroup: chunks whose loads are issued back to back (divides kStages),
 //     so each W row is requested 64 * kSmallMGroup contiguous bytes at a time
-//   kSmallMTrigger: 0 launch dependents at entry, 1 once the last W load is issued
+//   kSmallMTrigger: 0 launch dependents at entry, 1 once the last W load is issued,
+//     2 once the middle chunk's load is issued, 3 once the first quarter's is
 //   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
 //     16-byte aligned); otherwise the CTA stages its whole x slice first
 template <class S, class = void>
@@ -257,6 +258,11 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   constexpr bool kXRing = Tr::kXRing;
   constexpr bool kTriggerEarly = S::kPdl && TriggerOf<S>::value == 0;
   constexpr bool kTriggerLate = S::kPdl && TriggerOf<S>::value != 0;
+  // Chunk whose load issue releases the dependents (kTriggerLate): the last
+  // (1), the middle (2) or the end of the first quarter (3) of the warp's chunks.
+  constexpr int kTrigAt = TriggerOf<S>::value == 2   ? kCW / 2
+                          : TriggerOf<S>::value == 3 ? kCW / 4
+                                                     : kCW - 1;
 
   extern __shared__ U4 smem_dyn[];
   __shared__ unsigned s_last;
@@ -408,7 +414,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 
 #pragma unroll
   for (int j = 0; j < kStages; ++j) issue(j, j);
-  if (kTriggerLate && kCW <= kStages) LaunchDependents();
+  if (kTriggerLate && kTrigAt < kStages) LaunchDependents();
 
   if (!kXRing) {
     // Whole x slice -> shared memory, fragment order: 16-byte unit (chunk cl,
@@ -488,7 +494,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 #pragma unroll
         for (int jj = j - kGroup + 1; jj <= j; ++jj) issue(jj, c0 + jj + kStages);
         const int last = c0 + j + kStages;  // last chunk of this refill
-        if (kTriggerLate && last >= kCW - 1 && last - kGroup < kCW - 1) LaunchDependents();
+        if (kTriggerLate && last >= kTrigAt && last - kGroup < kTrigAt) LaunchDependents();
       }
     }
   }
