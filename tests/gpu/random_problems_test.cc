@@ -167,7 +167,22 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
   const auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), cbuf.host.data(), bias.host.data());
   const double err = RelativeError(p, d.host.data(), ref);
   if (!(err <= Tolerance(p))) {
-    return absl::StrCat("relative error ", err, " > ", Tolerance(p));
+    // Say where: the first element that is not finite or far off.
+    std::string where;
+    int shown = 0;
+    for (int64_t bb = 0; bb < batch && shown < 4; ++bb) {
+      for (int64_t i = 0; i < p.m && shown < 4; ++i) {
+        for (int64_t j = 0; j < p.n && shown < 4; ++j) {
+          const double got = LoadAs(p.d.type, d.host.data(), ElementIndex(p.d, i, j, bb));
+          const double want = ref[(bb * p.m + i) * p.n + j];
+          if (!std::isfinite(got) || std::abs(got - want) > 0.1 + 0.1 * std::abs(want)) {
+            absl::StrAppend(&where, " [b", bb, " i", i, " j", j, " got ", got, " want ", want, "]");
+            ++shown;
+          }
+        }
+      }
+    }
+    return absl::StrCat("relative error ", err, " > ", Tolerance(p), where);
   }
   // Elements between rows (ld padding) must stay poisoned: nothing wrote out of bounds.
   const int64_t es = DataTypeSize(p.d.type);
@@ -189,6 +204,28 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoi(v) : fallback;
+}
+
+// Runs `plan` on inputs that are all NaN, many times, so the shared memory of
+// every SM is left full of NaN bit patterns.
+void PoisonSharedMemory(const Plan& plan, const Case& c) {
+  const GemmProblem& p = plan.problem();
+  const int64_t batch = p.batch_count;
+  Buffer a, b, cbuf, d, bias;
+  auto span = [&](const Operand& op, int64_t r, int64_t cols) {
+    return static_cast<size_t>(OperandSpanBytes(op, r, cols, batch));
+  };
+  auto offset = [&](DataType t) { return c.misalign ? 3 * DataTypeSize(t) : 0; };
+  a.Allocate(span(p.a, p.m, p.k), offset(p.a.type));
+  b.Allocate(span(p.b, p.k, p.n), offset(p.b.type));
+  d.Allocate(span(p.d, p.m, p.n), offset(p.d.type));
+  cbuf.Allocate(span(p.c, p.m, p.n), offset(p.c.type));
+  bias.Allocate((p.m + p.n) * batch * 4, offset(p.d.type));
+  for (Buffer* x : {&a, &b, &cbuf, &bias}) x->Poison();
+  for (int i = 0; i < 20; ++i) {
+    (void)plan.Run({a.device, b.device, cbuf.device, d.device, bias.device}, nullptr);
+  }
+  cudaDeviceSynchronize();
 }
 
 // Cases that failed once, kept with variants that isolate the part at fault
@@ -244,6 +281,9 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
     v.change(c);
     auto plan = Plan::Create(c.problem, c.options);
     ASSERT_TRUE(plan.ok()) << v.name << ": " << plan.status();
+    // Leave NaN in every SM's shared memory first: a kernel that uses a
+    // shared-memory element it did not write (or zero) then fails visibly.
+    PoisonSharedMemory(*plan, c);
     const std::string err = RunCase(c, *plan, rng);
     std::printf("regression variant %-18s %-60s %s\n", v.name, plan->info().kernel_name.c_str(),
                 err.empty() ? "ok" : err.c_str());

@@ -32,7 +32,8 @@ inline uint16_t FloatToHalf(float f) {
   if (abs >= 0x7f800000) return static_cast<uint16_t>(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 : 0));
   if (abs >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // overflow to inf
   if (abs < 0x38800000) {                                                // subnormal or zero
-    const int shift = 113 - static_cast<int>(abs >> 23);
+    // value = 1.m * 2^(e-127) = h * 2^-24  =>  h = mant24 >> (126 - e)
+    const int shift = 126 - static_cast<int>(abs >> 23);
     if (shift > 24) return static_cast<uint16_t>(sign);
     const uint32_t mant = (abs & 0x7fffff) | 0x800000;
     uint32_t h = mant >> shift;
