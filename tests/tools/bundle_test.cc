@@ -502,6 +502,45 @@ TEST(TarReaderTest, BundleWithTraversalMemberIsRefusedWhole) {
   EXPECT_FALSE(testing::Exists(dir.Sub("x.bin")));
 }
 
+// Random damage to a real bundle archive: never a crash, and whatever is
+// accepted has safe names and sizes within the limit.
+TEST(TarReaderTest, SurvivesRandomDamage) {
+  ScratchDir dir;
+  Fill(dir.Sub("cache"), 2);
+  ASSERT_THAT(ExportBundle(WholeCache(dir.Sub("cache"), dir.Sub("b.tar")), Env::Default()).status(),
+              IsOk());
+  const std::string good = ReadBytes(dir.Sub("b.tar"));
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int opened = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string bad = good;
+    const int flips = 1 + static_cast<int>(next() % 4);
+    for (int i = 0; i < flips; ++i) {
+      // Mostly headers (the first 8 blocks), sometimes anywhere.
+      const size_t at = next() % 4 == 0 ? next() % bad.size() : next() % (8 * 512);
+      bad[at] = static_cast<char>(next() & 0xff);
+    }
+    if (next() % 8 == 0) bad.resize(next() % bad.size());
+    WriteBytes(dir.Sub("m.tar"), bad);
+    absl::StatusOr<std::unique_ptr<TarReader>> r = TarReader::Open(dir.Sub("m.tar"), 1 << 20);
+    if (!r.ok()) continue;
+    ++opened;
+    for (const TarMember& m : (*r)->members()) {
+      ASSERT_TRUE(NormalizeMemberName(m.name, m.is_directory).ok()) << m.name;
+      ASSERT_EQ(NormalizeMemberName(m.name, m.is_directory).value(), m.name);
+      ASSERT_LE(m.size, 1u << 20);
+      ASSERT_LE(m.data_offset + m.size, bad.size());
+      EXPECT_THAT((*r)->Read(m).status(), IsOk());
+    }
+    EXPECT_THAT(VerifyBundle(dir.Sub("m.tar"), Env::Default()).status(), IsOk());
+  }
+  EXPECT_GT(opened, 0);  // some damage lands in data or padding
+}
+
 TEST(TarWriterTest, LongNamesUsePrefixAndBadNamesAreRefused) {
   ScratchDir dir;
   const std::string long_name =

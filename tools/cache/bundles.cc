@@ -112,6 +112,11 @@ int ExportCommand() {
     req.roots = c->readonly_roots();
     if (c->mode() != cache::CacheMode::kOff) req.roots.push_back(c->root());
     source = absl::StrJoin(req.roots, ":");
+    if (req.roots.empty()) {
+      Complain("no cache root in use (JITGEMM_CACHE=off, or see the warnings above): nothing to "
+               "export");
+      return kExitProblems;
+    }
   }
   const std::vector<std::string> manifests = absl::GetFlag(FLAGS_manifest);
   std::map<std::string, std::string> name_of;  // key hex -> "kernel (problem)"
