@@ -15,12 +15,10 @@
 // calls cublasLtMatmul (and the elementwise pass): no allocation, no
 // synchronisation, so it may run inside CUDA graph capture.
 //
-// Workspace and streams: the first stream that runs a backend owns its
-// workspace and gets the heuristic's best algorithm; runs on any other stream
-// use the best algorithm that needs no workspace, so concurrent runs on
-// different streams never share scratch memory. A graph captured on the owner
-// stream uses the workspace when it replays; do not replay it concurrently
-// with other work of the same backend.
+// Workspace and streams: every run uses the backend's workspace with the
+// heuristic's best algorithm, so runs of one backend must not overlap in time
+// on different streams (as for every plan, see plan.h); runs on one stream,
+// and graph replays on it, are always ordered.
 //
 // Thread safety: Run is const and may be called from many threads at once.
 #ifndef JITGEMM_TUNE_CUBLAS_BACKEND_H_
