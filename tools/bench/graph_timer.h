@@ -9,6 +9,8 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -31,8 +33,35 @@ struct Timing {
   double max_us = 0;
 };
 
-// Times the calls. A failure inside capture ends the capture cleanly and is
-// returned with the call number.
+// One column's captured graph, ready to replay. Columns of one case are
+// replayed in turn (A B C A B C ...) so that clock and temperature drift over
+// the run spreads over every column instead of penalising the last one.
+class CapturedGraph {
+ public:
+  // Warms up, captures config.launches calls and replays the graph once
+  // untimed. A failure inside capture ends the capture cleanly and is
+  // returned with the call number.
+  static absl::StatusOr<std::unique_ptr<CapturedGraph>> Capture(const LaunchFn& launch,
+                                                                cudaStream_t stream,
+                                                                const TimingConfig& config);
+  ~CapturedGraph();
+  // Microseconds per call of one timed replay.
+  absl::StatusOr<double> ReplayUs();
+
+ private:
+  CapturedGraph() = default;
+  cudaStream_t stream_ = nullptr;
+  int launches_ = 0;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+// Median, min and max of per-call samples.
+Timing Summarize(std::vector<double> per_call_us);
+
+// Captures and replays one column alone.
 absl::StatusOr<Timing> TimeWithGraph(const LaunchFn& launch, cudaStream_t stream,
                                      const TimingConfig& config);
 

@@ -8,7 +8,8 @@
 // Per case: random inputs (never zeros), a float64 CPU reference, and per
 // column a check of the NaN-poisoned output (relative Frobenius error; a
 // wrong column is marked FAIL and never timed), then CUDA events around a
-// graph of --launches calls, replayed --repeats times; the median per call is
+// graph of --launches calls per column; the columns of a case are replayed in
+// turn, --repeats rounds (so drift spreads over all of them); the median per call is
 // reported. Weights rotate over distinct buffers where the workload streams
 // them (S1: 100). Exit status: 0 all columns correct and measured, 1 any
 // failure or error, 2 no CUDA device, 64 bad flags.

@@ -282,6 +282,14 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
   std::fprintf(stderr, "  float64 reference: %.2f s\n", result.reference_seconds);
 
   const double tolerance = Tolerance(data.p.d.type, config.plan_options.allow_tf32);
+  // Check and capture every column first, then replay them in turn.
+  struct Pending {
+    size_t cell;
+    Column column;
+    std::unique_ptr<CapturedGraph> graph;
+    std::vector<double> samples;
+  };
+  std::vector<Pending> pending;
   for (Impl impl : bc.impls) {
     if (!config.impls.empty() &&
         std::find(config.impls.begin(), config.impls.end(), impl) == config.impls.end()) {
@@ -303,31 +311,57 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
             "WRONG RESULT: relative Frobenius error %.3g exceeds %.1g", cell.rel_err, tolerance));
       }
       if (cell.status.ok()) {
-        absl::StatusOr<Timing> us = TimeWithGraph(col->launch, ctx.stream(), config.timing);
-        if (us.ok()) {
-          cell.us = us->median_us;
-          cell.us_min = us->min_us;
-          cell.us_max = us->max_us;
+        auto graph = CapturedGraph::Capture(col->launch, ctx.stream(), config.timing);
+        if (graph.ok()) {
+          pending.push_back({result.cells.size(), *std::move(col), *std::move(graph), {}});
         } else {
-          cell.status = us.status();
+          cell.status = graph.status();
         }
       }
-    }
-    if (cell.status.ok()) {
-      std::fprintf(stderr, "  %-12s %10.2f us  err %.2e  %s\n", ImplName(impl), cell.us,
-                   cell.rel_err, cell.plan.c_str());
-    } else {
-      std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(impl),
-                   cell.wrong ? "FAIL" : (IsNotApplicable(cell) ? "n/a" : "error"),
-                   cell.status.ToString().c_str());
     }
     result.cells.push_back(std::move(cell));
     std::string why;
     if (ContextBroken(&why)) {
       std::fprintf(stderr, "  the CUDA context is broken (%s); stopping\n", why.c_str());
       result.fatal = true;
-      break;
+      return result;
     }
+  }
+  for (int rep = 0; rep < config.timing.replays; ++rep) {
+    for (Pending& p : pending) {
+      CellResult& cell = result.cells[p.cell];
+      if (!cell.status.ok()) continue;
+      absl::StatusOr<double> us = p.graph->ReplayUs();
+      if (us.ok()) {
+        p.samples.push_back(*us);
+      } else {
+        cell.status = us.status();
+      }
+    }
+  }
+  for (Pending& p : pending) {
+    CellResult& cell = result.cells[p.cell];
+    if (!cell.status.ok()) continue;
+    const Timing t = Summarize(std::move(p.samples));
+    cell.us = t.median_us;
+    cell.us_min = t.min_us;
+    cell.us_max = t.max_us;
+  }
+  pending.clear();  // graphs before the plans they launch
+  for (const CellResult& cell : result.cells) {
+    if (cell.status.ok()) {
+      std::fprintf(stderr, "  %-12s %10.2f us  err %.2e  %s\n", ImplName(cell.impl), cell.us,
+                   cell.rel_err, cell.plan.c_str());
+    } else {
+      std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(cell.impl),
+                   cell.wrong ? "FAIL" : (IsNotApplicable(cell) ? "n/a" : "error"),
+                   cell.status.ToString().c_str());
+    }
+  }
+  std::string why;
+  if (ContextBroken(&why)) {
+    std::fprintf(stderr, "  the CUDA context is broken (%s); stopping\n", why.c_str());
+    result.fatal = true;
   }
   return result;
 }
