@@ -95,9 +95,10 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     r.Get(o, "pdl", "options", &m.options.pdl);
     r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
     r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
-    if (tuning == "fast") m.options.tuning = TuningPolicy::kFast;
+    if (tuning == "heuristic") m.options.tuning = TuningPolicy::kHeuristic;
+    else if (tuning == "fast") m.options.tuning = TuningPolicy::kFast;
     else if (tuning == "exhaustive") m.options.tuning = TuningPolicy::kExhaustive;
-    else if (!tuning.empty() && tuning != "heuristic") r.Fail("options.tuning", "heuristic, fast or exhaustive");
+    else if (!tuning.empty()) r.Fail("options.tuning", "heuristic, fast or exhaustive");
     if (backend == "jit") m.options.backend = BackendPolicy::kJitOnly;
     else if (backend == "cublas") m.options.backend = BackendPolicy::kCublasOnly;
     else if (!backend.empty() && backend != "auto") r.Fail("options.backend", "auto, jit or cublas");

@@ -49,6 +49,20 @@ TEST(ParseManifestTest, ReadsEveryField) {
   EXPECT_TRUE(ValidateProblem(p).ok());
 }
 
+TEST(ParseManifestTest, EveryTuningPolicyIsRead) {
+  for (auto [text, policy] : {std::pair{"heuristic", TuningPolicy::kHeuristic},
+                              {"fast", TuningPolicy::kFast},
+                              {"exhaustive", TuningPolicy::kExhaustive}}) {
+    auto m = ParseManifest(std::string(R"({"options": {"tuning": ")") + text +
+                           R"("}, "problems": []})");
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(m->options.tuning, policy) << text;
+  }
+  auto defaults = ParseManifest(R"({"problems": []})");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->options.tuning, Options().tuning);
+}
+
 TEST(ParseManifestTest, ErrorsNameThePath) {
   EXPECT_THAT(ParseManifest("{"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("JSON")));
   EXPECT_THAT(ParseManifest("{}"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems")));
