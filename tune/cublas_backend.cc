@@ -212,7 +212,7 @@ absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment,
                                           "BIAS_BATCH_STRIDE"));
     }
     const void* bias = AddressWithAlignment(
-        std::max(pointer_alignment, tune::TypeBytes(m.d.type)));
+        std::max(pointer_alignment, DataTypeSize(m.d.type)));
     JITGEMM_RETURN_IF_ERROR(
         SetDescAttr(out->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "BIAS_POINTER"));
   }
@@ -238,7 +238,7 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
   JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                       max_workspace, "PREF_MAX_WORKSPACE_BYTES"));
   auto align = [&](DataType t) {
-    return static_cast<uint32_t>(std::max(pointer_alignment, tune::TypeBytes(t)));
+    return static_cast<uint32_t>(std::max(pointer_alignment, DataTypeSize(t)));
   };
   JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                       align(m.a.type), "PREF_MIN_ALIGNMENT_A"));
@@ -339,7 +339,7 @@ class CublasLtBackend final : public Backend {
 std::string ElementwiseReason(const GemmProblem& p, const CublasLtMapping& m) {
   const Activation act = p.epilogue.activation;
   if (act == Activation::kGeluErf || act == Activation::kSilu) {
-    return absl::StrCat("cuBLASLt has no ", tune::ActivationLabel(act), " epilogue");
+    return absl::StrCat("cuBLASLt has no ", ActivationName(act), " epilogue");
   }
   if (!tune::BiasFitsLtAxis(p.epilogue.bias, m.swapped)) {
     return absl::StrCat("cuBLASLt's bias runs along the other axis of D (",
@@ -359,7 +359,7 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
       problem.epilogue.bias == BiasMode::kNone
           ? "none"
           : (problem.epilogue.bias == BiasMode::kPerRow ? "per-row" : "per-column"),
-      tune::ActivationLabel(problem.epilogue.activation)));
+      ActivationName(problem.epilogue.activation)));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(

@@ -54,19 +54,19 @@ bool BiasFitsLtAxis(BiasMode bias, bool swapped) {
 absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_tf32) {
   if (p.a.type != p.b.type) {
     return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: a.type %s and b.type %s differ", TypeName(p.a.type),
-        TypeName(p.b.type)));
+        "cuBLASLt: a.type %s and b.type %s differ", DataTypeName(p.a.type),
+        DataTypeName(p.b.type)));
   }
   if (!LtHasTypePair(p.a.type, p.d.type)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: no %s x %s -> %s matmul", TypeName(p.a.type), TypeName(p.b.type),
-        TypeName(p.d.type)));
+        "cuBLASLt: no %s x %s -> %s matmul", DataTypeName(p.a.type), DataTypeName(p.b.type),
+        DataTypeName(p.d.type)));
   }
   const bool uses_c = p.epilogue.beta != 0.0f;
   if (uses_c && p.c.type != p.d.type) {
     return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: c.type %s must equal d.type %s", TypeName(p.c.type),
-        TypeName(p.d.type)));
+        "cuBLASLt: c.type %s must equal d.type %s", DataTypeName(p.c.type),
+        DataTypeName(p.d.type)));
   }
   if (uses_c && p.c.layout != p.d.layout) {
     return absl::UnimplementedError(
@@ -138,36 +138,6 @@ CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProb
   out.elementwise_after =
       p.epilogue.bias != BiasMode::kNone || p.epilogue.activation != Activation::kNone;
   return out;
-}
-
-const char* TypeName(DataType type) {
-  switch (type) {
-    case DataType::kF32:
-      return "f32";
-    case DataType::kF16:
-      return "f16";
-    case DataType::kBF16:
-      return "bf16";
-  }
-  return "?";
-}
-
-int TypeBytes(DataType type) { return type == DataType::kF32 ? 4 : 2; }
-
-const char* ActivationLabel(Activation act) {
-  switch (act) {
-    case Activation::kNone:
-      return "none";
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kGeluTanh:
-      return "gelu_tanh";
-    case Activation::kGeluErf:
-      return "gelu_erf";
-    case Activation::kSilu:
-      return "silu";
-  }
-  return "?";
 }
 
 const char* LtEpilogueName(LtEpilogue epilogue) {

@@ -93,9 +93,6 @@ bool BiasFitsLtAxis(BiasMode bias, bool swapped);
 
 // Names and sizes for messages, kept here so that tune/ links without api/:
 // "f32" / "f16" / "bf16", 4 / 2 / 2 bytes, "relu", "gelu_erf", ...
-const char* TypeName(DataType type);
-int TypeBytes(DataType type);
-const char* ActivationLabel(Activation act);
 
 // "DEFAULT", "RELU", "BIAS", "RELU_BIAS", "GELU", "GELU_BIAS".
 const char* LtEpilogueName(LtEpilogue epilogue);

@@ -121,8 +121,8 @@ TEST(CublasMappingTest, ActivationsWithoutLtEpilogueGoToTheElementwisePass) {
     p.epilogue.activation = act;
     auto map = MapToCublasLt(p, false);
     ASSERT_TRUE(map.ok()) << map.status();
-    EXPECT_EQ(map->epilogue, LtEpilogue::kDefault) << ActivationLabel(act);
-    EXPECT_TRUE(map->elementwise_after) << ActivationLabel(act);
+    EXPECT_EQ(map->epilogue, LtEpilogue::kDefault) << ActivationName(act);
+    EXPECT_TRUE(map->elementwise_after) << ActivationName(act);
   }
 }
 
@@ -137,7 +137,7 @@ TEST(CublasMappingTest, EpilogueChoiceWithoutBias) {
     p.epilogue.activation = act;
     auto map = MapToCublasLt(Canonical(p), false);
     ASSERT_TRUE(map.ok()) << map.status();
-    EXPECT_EQ(map->epilogue, want) << ActivationLabel(act);
+    EXPECT_EQ(map->epilogue, want) << ActivationName(act);
     EXPECT_FALSE(map->elementwise_after);
   }
   GemmProblem p = Gemm(32, 32, 32, DataType::kF16);
