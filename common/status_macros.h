@@ -6,9 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define JITGEMM_RETURN_IF_ERROR(expr)              \
-  do {                                             \
-    ::absl::Status jitgemm_status_ = (expr);       \
+#define JITGEMM_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status jitgemm_status_ = (expr);           \
     if (!jitgemm_status_.ok()) return jitgemm_status_; \
   } while (0)
 

@@ -45,8 +45,7 @@ class KernelFamily {
 
   // Configs to consider, best guess first. kHeuristic wants one, kFast at
   // most 8, kExhaustive all. Each returned config must be Supported.
-  virtual std::vector<KernelConfig> Candidates(const GemmProblem& problem,
-                                               const TargetInfo& target,
+  virtual std::vector<KernelConfig> Candidates(const GemmProblem& problem, const TargetInfo& target,
                                                TuningPolicy policy) const = 0;
 
   // Family-specific lines added to the spec struct (each "static constexpr ...;").

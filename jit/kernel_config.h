@@ -10,9 +10,9 @@
 namespace jitgemm::jit {
 
 enum class Family : int {
-  kSimt = 0,    // exact fp32 on CUDA cores, any problem
-  kSm80 = 1,    // mma.sync + ldmatrix + cp.async tensor cores, sm_80 and later
-  kSmallM = 2,  // M <= 64: weights streamed at memory speed, split-K in one kernel
+  kSimt = 0,         // exact fp32 on CUDA cores, any problem
+  kSm80 = 1,         // mma.sync + ldmatrix + cp.async tensor cores, sm_80 and later
+  kSmallM = 2,       // M <= 64: weights streamed at memory speed, split-K in one kernel
   kElementwise = 3,  // the epilogue alone, after a cuBLAS product
 };
 
@@ -39,7 +39,7 @@ struct KernelConfig {
 struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
-  uint32_t shared_bytes = 0;  // dynamic shared memory
+  uint32_t shared_bytes = 0;   // dynamic shared memory
   size_t workspace_bytes = 0;  // zeroed device memory the plan owns, passed as args.workspace
   bool pdl = false;            // launch with programmatic stream serialization
 };

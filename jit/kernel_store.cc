@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "jit/disk_tier.h"
 
@@ -70,17 +70,22 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
                 " is not in the cache and run-time compilation is off (JITGEMM_JIT=off)"));
           }
           if (absl::StatusOr<int> real = NvrtcVersion(); real.ok() && *real != nvrtc_version) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "JITGEMM_NVRTC_VERSION says ", nvrtc_version, " but the NVRTC found is ", *real,
-                "; unset it or correct it"));
+            return absl::FailedPreconditionError(
+                absl::StrCat("JITGEMM_NVRTC_VERSION says ", nvrtc_version,
+                             " but the NVRTC found is ", *real, "; unset it or correct it"));
           }
           CompileRequest request{source.source, source.kernel_name, source.name_expression, arch};
           JITGEMM_ASSIGN_OR_RETURN(CompiledKernel k, Compile(request));
           compiled = true;
           compile_ms = k.compile_ms;
           ++compiles_;
-          KernelBinary b{source.kernel_name, k.lowered_name, std::move(k.cubin), k.registers,
-                         k.spill_store_bytes + k.spill_load_bytes, k.stack_bytes, k.compile_ms};
+          KernelBinary b{source.kernel_name,
+                         k.lowered_name,
+                         std::move(k.cubin),
+                         k.registers,
+                         k.spill_store_bytes + k.spill_load_bytes,
+                         k.stack_bytes,
+                         k.compile_ms};
           return SerializeBinary(b);
         };
         JITGEMM_ASSIGN_OR_RETURN(std::string payload, DiskTierGetOrCreate(key, compile));
@@ -108,14 +113,14 @@ absl::StatusOr<std::shared_ptr<const LoadedKernel>> KernelStore::GetLoaded(
     JITGEMM_ASSIGN_OR_RETURN(auto binary, GetBinary(source, arch, options));
     auto loaded = std::make_shared<LoadedKernel>();
     loaded->binary = binary;
-    JITGEMM_RETURN_IF_ERROR(DriverStatus(
-        *api,
-        api->cuLibraryLoadData(&loaded->library, binary->cubin.data(), nullptr, nullptr, 0,
-                               nullptr, nullptr, 0),
-        "cuLibraryLoadData"));
+    JITGEMM_RETURN_IF_ERROR(
+        DriverStatus(*api,
+                     api->cuLibraryLoadData(&loaded->library, binary->cubin.data(), nullptr,
+                                            nullptr, 0, nullptr, nullptr, 0),
+                     "cuLibraryLoadData"));
     ++loads_;
-    CUresult r = api->cuLibraryGetKernel(&loaded->kernel, loaded->library,
-                                         binary->lowered_name.c_str());
+    CUresult r =
+        api->cuLibraryGetKernel(&loaded->kernel, loaded->library, binary->lowered_name.c_str());
     if (r != CUDA_SUCCESS) {
       api->cuLibraryUnload(loaded->library);
       return DriverStatus(*api, r, "cuLibraryGetKernel");

@@ -46,10 +46,10 @@ struct LoadedKernel {
 };
 
 struct KernelStoreCounters {
-  uint64_t compiles = 0;      // NVRTC compiles run by this process
-  uint64_t memory_hits = 0;   // served from this process's memory
-  uint64_t disk_hits = 0;     // served from the disk cache
-  uint64_t loads = 0;         // cuLibraryLoadData calls
+  uint64_t compiles = 0;     // NVRTC compiles run by this process
+  uint64_t memory_hits = 0;  // served from this process's memory
+  uint64_t disk_hits = 0;    // served from the disk cache
+  uint64_t loads = 0;        // cuLibraryLoadData calls
 };
 
 struct GetOptions {

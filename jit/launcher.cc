@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 
 namespace jitgemm::jit {
@@ -14,21 +14,20 @@ absl::StatusOr<DeviceContext> CurrentDevice(const DriverApi& api) {
   JITGEMM_RETURN_IF_ERROR(DriverStatus(api, api.cuCtxGetCurrent(&dc.context), "cuCtxGetCurrent"));
   if (dc.context == nullptr) {
     JITGEMM_RETURN_IF_ERROR(DriverStatus(api, api.cuDeviceGet(&dc.device, 0), "cuDeviceGet"));
-    JITGEMM_RETURN_IF_ERROR(DriverStatus(
-        api, api.cuDevicePrimaryCtxRetain(&dc.context, dc.device), "cuDevicePrimaryCtxRetain"));
-    JITGEMM_RETURN_IF_ERROR(
-        DriverStatus(api, api.cuCtxSetCurrent(dc.context), "cuCtxSetCurrent"));
+    JITGEMM_RETURN_IF_ERROR(DriverStatus(api, api.cuDevicePrimaryCtxRetain(&dc.context, dc.device),
+                                         "cuDevicePrimaryCtxRetain"));
+    JITGEMM_RETURN_IF_ERROR(DriverStatus(api, api.cuCtxSetCurrent(dc.context), "cuCtxSetCurrent"));
   } else {
     JITGEMM_RETURN_IF_ERROR(DriverStatus(api, api.cuCtxGetDevice(&dc.device), "cuCtxGetDevice"));
   }
   int major = 0, minor = 0, sms = 0, smem = 0;
   JITGEMM_RETURN_IF_ERROR(DriverStatus(
-      api, api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dc.device),
+      api,
+      api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dc.device),
       "cuDeviceGetAttribute"));
   api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dc.device);
   api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dc.device);
-  api.cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                           dc.device);
+  api.cuDeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dc.device);
   char name[256] = {};
   api.cuDeviceGetName(name, sizeof(name), dc.device);
   dc.name = name;
@@ -36,8 +35,8 @@ absl::StatusOr<DeviceContext> CurrentDevice(const DriverApi& api) {
   dc.target.multiprocessors = sms;
   dc.target.shared_bytes_per_block_optin = smem;
   if (dc.target.sm < 70) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("unsupported GPU ", dc.name, " (sm_", dc.target.sm, "): sm_70 or newer needed"));
+    return absl::FailedPreconditionError(absl::StrCat("unsupported GPU ", dc.name, " (sm_",
+                                                      dc.target.sm, "): sm_70 or newer needed"));
   }
   // Hopper kernels may use wgmma/setmaxnreg, which exist only in the sm_90a target.
   dc.arch = absl::StrCat("sm_", dc.target.sm, dc.target.sm == 90 ? "a" : "");

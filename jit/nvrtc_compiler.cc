@@ -142,10 +142,9 @@ absl::StatusOr<CompiledKernel> Compile(const CompileRequest& request) {
   }
 
   nvrtcProgram prog = nullptr;
-  nvrtcResult r = api.nvrtcCreateProgram(&prog, request.source.c_str(),
-                                         (request.program_name + ".cu").c_str(),
-                                         static_cast<int>(names.size()), text_ptrs.data(),
-                                         name_ptrs.data());
+  nvrtcResult r =
+      api.nvrtcCreateProgram(&prog, request.source.c_str(), (request.program_name + ".cu").c_str(),
+                             static_cast<int>(names.size()), text_ptrs.data(), name_ptrs.data());
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(
         absl::StrCat("nvrtcCreateProgram failed: ", api.nvrtcGetErrorString(r)));
@@ -176,8 +175,8 @@ absl::StatusOr<CompiledKernel> Compile(const CompileRequest& request) {
   }
   if (r != NVRTC_SUCCESS) {
     if (r == NVRTC_ERROR_INVALID_OPTION) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "NVRTC rejected the options for arch ", request.arch, ": ", out.log));
+      return absl::FailedPreconditionError(
+          absl::StrCat("NVRTC rejected the options for arch ", request.arch, ": ", out.log));
     }
     return absl::InternalError(absl::StrCat("NVRTC could not compile ", request.program_name,
                                             " for ", request.arch, ":\n", out.log,

@@ -24,8 +24,7 @@ class SingleFlight {
 
   // Returns the value for `key`, running `make` at most once at a time per key.
   // `*ran` (optional) says whether this call ran `make`.
-  absl::StatusOr<Value> Get(const std::string& key,
-                            absl::FunctionRef<absl::StatusOr<Value>()> make,
+  absl::StatusOr<Value> Get(const std::string& key, absl::FunctionRef<absl::StatusOr<Value>()> make,
                             bool* ran = nullptr) {
     std::shared_ptr<Slot> slot;
     bool owner = false;

@@ -59,8 +59,8 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   const int align_d = OperandAlignment(p.d, p.m, p.n, batch, pointer_alignment);
   int align_bias = LargestPow2Divisor(pointer_alignment);
   if (batch > 1 && p.epilogue.bias_batch_stride > 0) {
-    align_bias = std::min(align_bias, LargestPow2Divisor(p.epilogue.bias_batch_stride *
-                                                         DataTypeSize(p.d.type)));
+    align_bias = std::min(
+        align_bias, LargestPow2Divisor(p.epilogue.bias_batch_stride * DataTypeSize(p.d.type)));
   }
   const bool has_c = p.epilogue.beta != 0.0f;
   const int threads = static_cast<int>(shape.block[0] * shape.block[1] * shape.block[2]);
@@ -69,11 +69,10 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
 
   KernelSource out;
   out.kernel_name = absl::StrFormat(
-      "gemm_%s_%s%s_%s%s_%s_%dx%dx%d_w%dx%d_s%d", FamilyName(config.family),
-      DataTypeName(p.a.type),
-      p.d.type != p.a.type ? absl::StrCat("_", DataTypeName(p.d.type)) : "", lchar(p.a),
-      lchar(p.b), lchar(p.d), config.block_m, config.block_n, config.block_k, config.warps_m,
-      config.warps_n, config.stages);
+      "gemm_%s_%s%s_%s%s_%s_%dx%dx%d_w%dx%d_s%d", FamilyName(config.family), DataTypeName(p.a.type),
+      p.d.type != p.a.type ? absl::StrCat("_", DataTypeName(p.d.type)) : "", lchar(p.a), lchar(p.b),
+      lchar(p.d), config.block_m, config.block_n, config.block_k, config.warps_m, config.warps_n,
+      config.stages);
   if (config.split_k > 1) absl::StrAppend(&out.kernel_name, "_sk", config.split_k);
   if (has_c) absl::StrAppend(&out.kernel_name, "_beta");
   if (p.epilogue.bias == BiasMode::kPerColumn) absl::StrAppend(&out.kernel_name, "_bias_col");
@@ -97,8 +96,8 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
                         "  static constexpr bool kRowA = %s, kRowB = %s, kRowC = %s, kRowD = %s;\n",
                         row(p.a), row(p.b), row(p.c), row(p.d));
   absl::StrAppendFormat(
-      &s, "  static constexpr jitgemm::int64 kLda = %d, kLdb = %d, kLdc = %d, kLdd = %d;\n",
-      p.a.ld, p.b.ld, p.c.ld, p.d.ld);
+      &s, "  static constexpr jitgemm::int64 kLda = %d, kLdb = %d, kLdc = %d, kLdd = %d;\n", p.a.ld,
+      p.b.ld, p.c.ld, p.d.ld);
   absl::StrAppendFormat(&s, "  static constexpr int kBatch = %d;\n", batch);
   absl::StrAppendFormat(&s,
                         "  static constexpr jitgemm::int64 kStrideA = %d, kStrideB = %d, "
@@ -112,8 +111,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
                         align_a, align_b, align_c, align_d, align_bias);
   absl::StrAppendFormat(&s, "  static constexpr bool kHasC = %s;\n", Bool(has_c));
   absl::StrAppendFormat(&s, "  static constexpr int kBias = %d, kAct = %d;\n",
-                        static_cast<int>(p.epilogue.bias),
-                        static_cast<int>(p.epilogue.activation));
+                        static_cast<int>(p.epilogue.bias), static_cast<int>(p.epilogue.activation));
   absl::StrAppendFormat(&s, "  static constexpr bool kPdl = %s;\n", Bool(config.pdl));
   absl::StrAppendFormat(&s,
                         "  static constexpr int kBlockM = %d, kBlockN = %d, kBlockK = %d, "

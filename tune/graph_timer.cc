@@ -48,9 +48,9 @@ void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
       std::memcpy(bytes->data() + i, &h, 2);
     } else {  // fp16 from the fp32 bits of a value in [-1, 1): exponent rebias, truncate
       const uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff;
-      const uint16_t h = exp < 103 ? static_cast<uint16_t>(sign)
-                                   : static_cast<uint16_t>(sign | ((exp - 112) << 10) |
-                                                           ((u >> 13) & 0x3ff));
+      const uint16_t h =
+          exp < 103 ? static_cast<uint16_t>(sign)
+                    : static_cast<uint16_t>(sign | ((exp - 112) << 10) | ((u >> 13) & 0x3ff));
       std::memcpy(bytes->data() + i, &h, 2);
     }
   }
@@ -71,9 +71,10 @@ absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem
   const size_t b_bytes = OperandSpanBytes(p.b, p.k, p.n, batch);
   const bool uses_c = p.epilogue.beta != 0.f;
   const size_t c_bytes = uses_c ? OperandSpanBytes(p.c, p.m, p.n, batch) : 0;
-  const int64_t bias_len = p.epilogue.bias == BiasMode::kNone ? 0
-                           : (p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m) +
-                                 (batch - 1) * p.epilogue.bias_batch_stride;
+  const int64_t bias_len = p.epilogue.bias == BiasMode::kNone
+                               ? 0
+                               : (p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m) +
+                                     (batch - 1) * p.epilogue.bias_batch_stride;
   const size_t bias_bytes = bias_len * DataTypeSize(p.d.type);
   const size_t d_bytes = OperandSpanBytes(p.d, p.m, p.n, batch);
 

@@ -38,9 +38,9 @@ Choice ChooseFastest(const std::vector<Timing>& timings, double margin) {
                                lib, 100.0 * (1.0 - jit / lib), 100.0 * margin);
   } else {
     c.index = cublas;
-    c.reason = absl::StrFormat(
-        "cuBLAS %.2f us; best JIT %.2f us is not %.0f%% faster (ties go to cuBLAS)", lib, jit,
-        100.0 * margin);
+    c.reason =
+        absl::StrFormat("cuBLAS %.2f us; best JIT %.2f us is not %.0f%% faster (ties go to cuBLAS)",
+                        lib, jit, 100.0 * margin);
   }
   return c;
 }

@@ -133,7 +133,8 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
           : tune();
   if (json.ok() && replace_record) r.cache->Store(key, cache::EntryKind::kTuningRecord, *json);
   if (!json.ok()) {
-    if (!timer_error.ok()) return Heuristic(r, absl::StrCat("cannot time: ", timer_error.message()));
+    if (!timer_error.ok())
+      return Heuristic(r, absl::StrCat("cannot time: ", timer_error.message()));
     return json.status();
   }
   auto record = cache::TuningRecord::FromJson(*json);

@@ -42,10 +42,10 @@ struct TuneRequest {
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;
   double margin = 0.03;
-  bool capturing = false;                     // stream capture in progress
-  std::shared_ptr<cache::DiskCache> cache;    // null: nothing persisted
-  std::string record_key_text;                // problem + options + environment
-  cache::TuningRecord environment;            // the env fields of a record made now
+  bool capturing = false;                   // stream capture in progress
+  std::shared_ptr<cache::DiskCache> cache;  // null: nothing persisted
+  std::string record_key_text;              // problem + options + environment
+  cache::TuningRecord environment;          // the env fields of a record made now
 };
 
 struct TuneResult {

@@ -79,8 +79,8 @@ jitgemm_status_t jitgemm_plan_create(const jitgemm_problem_t* problem, jitgemm_p
   }
 }
 
-jitgemm_status_t jitgemm_plan_run(jitgemm_plan_t plan, const void* a, const void* b,
-                                  const void* c, void* d, const void* bias, void* stream) {
+jitgemm_status_t jitgemm_plan_run(jitgemm_plan_t plan, const void* a, const void* b, const void* c,
+                                  void* d, const void* bias, void* stream) {
   if (plan == nullptr) return Fail(absl::InvalidArgumentError("plan: null"));
   absl::Status s = plan->plan.Run({a, b, c, d, bias}, static_cast<CUstream>(stream));
   if (!s.ok()) return Fail(s);

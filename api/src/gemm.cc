@@ -29,10 +29,11 @@ absl::Status Gemm(const GemmProblem& problem, const GemmPointers& pointers, CUst
   JITGEMM_RETURN_IF_ERROR(ValidateProblem(problem));
   const std::string key =
       absl::StrCat(ProblemSignature(Canonicalize(problem)), "|", OptionsKey(options));
-  JITGEMM_ASSIGN_OR_RETURN(auto plan, kPlans->Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const Plan>> {
-    JITGEMM_ASSIGN_OR_RETURN(Plan p, Plan::Create(problem, options));
-    return std::make_shared<const Plan>(std::move(p));
-  }));
+  JITGEMM_ASSIGN_OR_RETURN(auto plan,
+                           kPlans->Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const Plan>> {
+                             JITGEMM_ASSIGN_OR_RETURN(Plan p, Plan::Create(problem, options));
+                             return std::make_shared<const Plan>(std::move(p));
+                           }));
   return plan->Run(pointers, stream);
 }
 

@@ -21,8 +21,8 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
   std::unique_ptr<JitBackend> backend(new JitBackend());
   backend->api_ = api;
   backend->shape_ = family.Shape(problem, config, device.target);
-  const jit::KernelSource source = jit::Specialize(problem, config, family, backend->shape_,
-                                                   options.pointer_alignment);
+  const jit::KernelSource source =
+      jit::Specialize(problem, config, family, backend->shape_, options.pointer_alignment);
   jit::GetOptions get;
   get.allow_compile = options.jit_enabled;
   get.compiled = compiled;
@@ -34,12 +34,12 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
   // The 48 KB default covers static plus dynamic shared memory, so opt in for
   // any dynamic amount (harmless where it was not needed).
   if (backend->shape_.shared_bytes > 0) {
-    JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
-        *api,
-        api->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  static_cast<int>(backend->shape_.shared_bytes),
-                                  backend->kernel_->kernel, device.device),
-        "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+    JITGEMM_RETURN_IF_ERROR(
+        jit::DriverStatus(*api,
+                          api->cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                    static_cast<int>(backend->shape_.shared_bytes),
+                                                    backend->kernel_->kernel, device.device),
+                          "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
   }
   if (backend->shape_.workspace_bytes > 0) {
     JITGEMM_RETURN_IF_ERROR(jit::DriverStatus(
@@ -80,6 +80,8 @@ absl::Status JitBackend::Run(const GemmPointers& p, CUstream stream) const {
   return jit::Launch(*api_, function_, shape_, args, stream);
 }
 
-std::string JitBackend::Describe() const { return absl::StrCat("jit ", kernel_->binary->kernel_name); }
+std::string JitBackend::Describe() const {
+  return absl::StrCat("jit ", kernel_->binary->kernel_name);
+}
 
 }  // namespace jitgemm

@@ -1,7 +1,6 @@
 #include "api/src/manifest.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -40,10 +39,14 @@ class Reader {
 };
 
 bool ParseType(const std::string& s, DataType* t) {
-  if (s == "f32" || s == "fp32" || s == "float32") *t = DataType::kF32;
-  else if (s == "f16" || s == "fp16" || s == "float16") *t = DataType::kF16;
-  else if (s == "bf16" || s == "bfloat16") *t = DataType::kBF16;
-  else return false;
+  if (s == "f32" || s == "fp32" || s == "float32")
+    *t = DataType::kF32;
+  else if (s == "f16" || s == "fp16" || s == "float16")
+    *t = DataType::kF16;
+  else if (s == "bf16" || s == "bfloat16")
+    *t = DataType::kBF16;
+  else
+    return false;
   return true;
 }
 
@@ -55,9 +58,12 @@ void ParseOperand(Reader& r, const json& obj, const std::string& path, Operand* 
   r.Get(obj, "ld", path, &op->ld);
   r.Get(obj, "batch_stride", path, &op->batch_stride);
   if (!type.empty() && !ParseType(type, &op->type)) r.Fail(path + ".type", "f32, f16 or bf16");
-  if (layout == "row") op->layout = Layout::kRowMajor;
-  else if (layout == "col") op->layout = Layout::kColMajor;
-  else if (!layout.empty()) r.Fail(path + ".layout", "\"row\" or \"col\"");
+  if (layout == "row")
+    op->layout = Layout::kRowMajor;
+  else if (layout == "col")
+    op->layout = Layout::kColMajor;
+  else if (!layout.empty())
+    r.Fail(path + ".layout", "\"row\" or \"col\"");
 }
 
 const char* TypeName(DataType t) { return DataTypeName(t); }
@@ -95,13 +101,20 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     r.Get(o, "pdl", "options", &m.options.pdl);
     r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
     r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
-    if (tuning == "heuristic") m.options.tuning = TuningPolicy::kHeuristic;
-    else if (tuning == "fast") m.options.tuning = TuningPolicy::kFast;
-    else if (tuning == "exhaustive") m.options.tuning = TuningPolicy::kExhaustive;
-    else if (!tuning.empty()) r.Fail("options.tuning", "heuristic, fast or exhaustive");
-    if (backend == "jit") m.options.backend = BackendPolicy::kJitOnly;
-    else if (backend == "cublas") m.options.backend = BackendPolicy::kCublasOnly;
-    else if (!backend.empty() && backend != "auto") r.Fail("options.backend", "auto, jit or cublas");
+    if (tuning == "heuristic")
+      m.options.tuning = TuningPolicy::kHeuristic;
+    else if (tuning == "fast")
+      m.options.tuning = TuningPolicy::kFast;
+    else if (tuning == "exhaustive")
+      m.options.tuning = TuningPolicy::kExhaustive;
+    else if (!tuning.empty())
+      r.Fail("options.tuning", "heuristic, fast or exhaustive");
+    if (backend == "jit")
+      m.options.backend = BackendPolicy::kJitOnly;
+    else if (backend == "cublas")
+      m.options.backend = BackendPolicy::kCublasOnly;
+    else if (!backend.empty() && backend != "auto")
+      r.Fail("options.backend", "auto, jit or cublas");
   }
   if (!root.contains("problems") || !root.at("problems").is_array()) {
     return absl::InvalidArgumentError("manifest.problems: expected an array");
@@ -144,9 +157,12 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
       r.Get(ej, "bias", ep, &bias);
       r.Get(ej, "bias_batch_stride", ep, &p.epilogue.bias_batch_stride);
       r.Get(ej, "activation", ep, &act);
-      if (bias == "column") p.epilogue.bias = BiasMode::kPerColumn;
-      else if (bias == "row") p.epilogue.bias = BiasMode::kPerRow;
-      else if (!bias.empty() && bias != "none") r.Fail(ep + ".bias", "none, column or row");
+      if (bias == "column")
+        p.epilogue.bias = BiasMode::kPerColumn;
+      else if (bias == "row")
+        p.epilogue.bias = BiasMode::kPerRow;
+      else if (!bias.empty() && bias != "none")
+        r.Fail(ep + ".bias", "none, column or row");
       bool found = act.empty();
       for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
                            Activation::kGeluErf, Activation::kSilu}) {
@@ -164,8 +180,13 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
 }
 
 std::string ProblemToJson(const GemmProblem& p, const std::string& name) {
-  json j = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"batch_count", p.batch_count},
-            {"a", OperandJson(p.a)}, {"b", OperandJson(p.b)}, {"c", OperandJson(p.c)},
+  json j = {{"m", p.m},
+            {"n", p.n},
+            {"k", p.k},
+            {"batch_count", p.batch_count},
+            {"a", OperandJson(p.a)},
+            {"b", OperandJson(p.b)},
+            {"c", OperandJson(p.c)},
             {"d", OperandJson(p.d)},
             {"epilogue",
              {{"alpha", p.epilogue.alpha},
@@ -179,7 +200,8 @@ std::string ProblemToJson(const GemmProblem& p, const std::string& name) {
 
 std::string ManifestToJson(const Manifest& m) {
   json problems = json::array();
-  for (const auto& e : m.problems) problems.push_back(json::parse(ProblemToJson(e.problem, e.name)));
+  for (const auto& e : m.problems)
+    problems.push_back(json::parse(ProblemToJson(e.problem, e.name)));
   const char* tuning = m.options.tuning == TuningPolicy::kFast         ? "fast"
                        : m.options.tuning == TuningPolicy::kExhaustive ? "exhaustive"
                                                                        : "heuristic";

@@ -1,8 +1,9 @@
+#include "jitgemm/options.h"
+
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/ascii.h"
-#include "jitgemm/options.h"
 
 namespace jitgemm {
 namespace {

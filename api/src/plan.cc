@@ -15,8 +15,10 @@
 #include "api/src/elementwise_epilogue.h"
 #include "api/src/jit_backend.h"
 #include "api/src/log.h"
-#include "api/src/record.h"
 #include "api/src/problem_internal.h"
+#include "api/src/record.h"
+#include "cache/disk_cache.h"
+#include "cache/tuning_record.h"
 #include "common/status_macros.h"
 #include "jit/candidates.h"
 #include "jit/driver_api.h"
@@ -24,8 +26,6 @@
 #include "jit/kernel_store.h"
 #include "jit/launcher.h"
 #include "jit/specializer.h"
-#include "cache/disk_cache.h"
-#include "cache/tuning_record.h"
 #include "tune/cublas_backend.h"
 #include "tune/graph_timer.h"
 #include "tune/tuner.h"
@@ -54,7 +54,8 @@ absl::Status ValidateOptions(const Options& o) {
   }
   if (!o.arch.empty()) {
     auto sm = jit::ParseArch(o.arch);
-    if (!sm.ok()) return absl::InvalidArgumentError(absl::StrCat("options.", sm.status().message()));
+    if (!sm.ok())
+      return absl::InvalidArgumentError(absl::StrCat("options.", sm.status().message()));
   }
   return absl::OkStatus();
 }
@@ -103,12 +104,11 @@ cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
 // What a stored decision depends on: the problem, the options that change the
 // candidates' behaviour, and the environment. The candidate list is left out
 // so a new candidate set does not orphan old decisions.
-std::string TuningKeyText(const GemmProblem& p, const Options& o,
-                          const cache::TuningRecord& env) {
+std::string TuningKeyText(const GemmProblem& p, const Options& o, const cache::TuningRecord& env) {
   return absl::StrCat("jitgemm-tuning-key v1\nproblem=", ProblemSignature(p),
-                      "\nbackend=", static_cast<int>(o.backend), " tuning=",
-                      static_cast<int>(o.tuning), " tf32=", o.allow_tf32, " pdl=", o.pdl,
-                      " align=", o.pointer_alignment, " margin=", o.win_margin,
+                      "\nbackend=", static_cast<int>(o.backend),
+                      " tuning=", static_cast<int>(o.tuning), " tf32=", o.allow_tf32,
+                      " pdl=", o.pdl, " align=", o.pointer_alignment, " margin=", o.win_margin,
                       "\ndevice=", env.device_name, " sms=", env.sm_count,
                       " driver=", env.driver_version, " cublas=", env.cublas_version,
                       " lib=", env.library_version, "\n");
@@ -116,7 +116,8 @@ std::string TuningKeyText(const GemmProblem& p, const Options& o,
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,
                        Plan::Impl* impl) {
-  JITGEMM_ASSIGN_OR_RETURN(impl->backend, CreateCublasBackend(p, options, MakeJitElementwiseEpilogue));
+  JITGEMM_ASSIGN_OR_RETURN(impl->backend,
+                           CreateCublasBackend(p, options, MakeJitElementwiseEpilogue));
   impl->info.backend = "cublas";
   impl->info.kernel_name = impl->backend->Describe();
   impl->info.reason = reason;
@@ -142,9 +143,8 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   JITGEMM_ASSIGN_OR_RETURN(const jit::DriverApi* api, jit::GetDriver());
   JITGEMM_ASSIGN_OR_RETURN(jit::DeviceContext device, jit::CurrentDevice(*api));
   if (!options.arch.empty() && options.arch != device.arch) {
-    return absl::InvalidArgumentError(absl::StrCat("options.arch: ", options.arch,
-                                                   " does not match the current device (",
-                                                   device.arch, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.arch: ", options.arch, " does not match the current device (", device.arch, ")"));
   }
   // Nothing below may invalidate a capture the caller has in progress.
   jit::RelaxedCaptureScope relaxed(*api);
@@ -164,7 +164,9 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
     return std::unique_ptr<Backend>(std::move(*b));
   };
   if (options.backend == BackendPolicy::kAuto) {
-    request.make_cublas = [&]() { return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue); };
+    request.make_cublas = [&]() {
+      return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue);
+    };
   }
   request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
     JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));
@@ -185,10 +187,9 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   impl->info.reason = result.reason;
   impl->info.candidate_us = result.candidate_us;
   if (!options.jit_enabled) {
-    impl->info.reason =
-        absl::StrCat("JITGEMM_JIT=off, served by ",
-                     result.winner == tune::kCublasName ? "cuBLAS" : "a cached kernel", "; ",
-                     result.reason);
+    impl->info.reason = absl::StrCat(
+        "JITGEMM_JIT=off, served by ",
+        result.winner == tune::kCublasName ? "cuBLAS" : "a cached kernel", "; ", result.reason);
   }
   // Strict mode always says what served each plan, as deployments want to know.
   LogDecision(p, impl->info, /*force=*/!options.jit_enabled);

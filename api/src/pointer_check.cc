@@ -68,17 +68,17 @@ absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int a
           n.name, ": null pointer", n.name[0] == 'c' ? " (epilogue.beta != 0 reads C)" : ""));
     }
     if (reinterpret_cast<uintptr_t>(n.ptr) % DataTypeSize(n.type) != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: pointer %p is not aligned to its %s element size", n.name, n.ptr,
-          DataTypeName(n.type)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: pointer %p is not aligned to its %s element size", n.name, n.ptr,
+                          DataTypeName(n.type)));
     }
     // The promise covers what a vector load of this operand could need, never
     // more than the element's own alignment requires of narrower types.
     if (reinterpret_cast<uintptr_t>(n.ptr) % alignment != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: pointer %p is not %d-byte aligned as the plan assumes "
-          "(Options::pointer_alignment); create the plan with a smaller alignment",
-          n.name, n.ptr, alignment));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: pointer %p is not %d-byte aligned as the plan assumes "
+                          "(Options::pointer_alignment); create the plan with a smaller alignment",
+                          n.name, n.ptr, alignment));
     }
   }
   const int64_t batch = p.batch_count;

@@ -1,4 +1,6 @@
 // Validation and canonical form of GemmProblem.
+#include "jitgemm/problem.h"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -6,7 +8,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "jitgemm/problem.h"
 
 namespace jitgemm {
 namespace {
@@ -31,8 +32,8 @@ int64_t PackedLd(const Operand& op, Extent e) {
 absl::Status CheckOperand(const char* name, const Operand& op, Extent e, int64_t batch,
                           bool is_output) {
   if (!ValidType(op.type)) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ".type: unknown data type ",
-                                                   static_cast<int>(op.type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ".type: unknown data type ", static_cast<int>(op.type)));
   }
   if (!ValidLayout(op.layout)) {
     return absl::InvalidArgumentError(
@@ -45,16 +46,15 @@ absl::Status CheckOperand(const char* name, const Operand& op, Extent e, int64_t
   }
   const int64_t ld = op.ld == 0 ? row_len : op.ld;
   if (ld < row_len) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ld%s: %d is smaller than the %s length %d of the %s operand", name, ld,
-        op.layout == Layout::kRowMajor ? "row" : "column", row_len,
-        op.layout == Layout::kRowMajor ? "row-major" : "column-major"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ld%s: %d is smaller than the %s length %d of the %s operand", name, ld,
+                        op.layout == Layout::kRowMajor ? "row" : "column", row_len,
+                        op.layout == Layout::kRowMajor ? "row-major" : "column-major"));
   }
   // Kernels index one batch matrix with 32-bit offsets.
   if ((lines - 1) > (kInt32Max - row_len) / ld) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ld%s: the %s matrix spans more than 2^31-1 elements (32-bit index overflow)", name,
-        name));
+        "ld%s: the %s matrix spans more than 2^31-1 elements (32-bit index overflow)", name, name));
   }
   if (batch > 1) {
     if (op.batch_stride == kNoStride) {
@@ -156,9 +156,9 @@ absl::Status ValidateProblem(const GemmProblem& p) {
         DataTypeName(p.b.type), DataTypeName(p.a.type)));
   }
   if (p.a.type == DataType::kF32 && p.d.type != DataType::kF32) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "d.type: %s output from f32 inputs is an unsupported type combination",
-        DataTypeName(p.d.type)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("d.type: %s output from f32 inputs is an unsupported type combination",
+                        DataTypeName(p.d.type)));
   }
   const auto bias = p.epilogue.bias;
   if (bias != BiasMode::kNone && bias != BiasMode::kPerColumn && bias != BiasMode::kPerRow) {
@@ -166,12 +166,13 @@ absl::Status ValidateProblem(const GemmProblem& p) {
         absl::StrCat("epilogue.bias: unknown bias mode ", static_cast<int>(bias)));
   }
   if (p.epilogue.bias_batch_stride < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "epilogue.bias_batch_stride: must be >= 0, got ", p.epilogue.bias_batch_stride));
+    return absl::InvalidArgumentError(absl::StrCat("epilogue.bias_batch_stride: must be >= 0, got ",
+                                                   p.epilogue.bias_batch_stride));
   }
   const int act = static_cast<int>(p.epilogue.activation);
   if (act < 0 || act > static_cast<int>(Activation::kSilu)) {
-    return absl::InvalidArgumentError(absl::StrCat("epilogue.activation: unknown activation ", act));
+    return absl::InvalidArgumentError(
+        absl::StrCat("epilogue.activation: unknown activation ", act));
   }
   if (!(p.epilogue.alpha == p.epilogue.alpha) || !(p.epilogue.beta == p.epilogue.beta)) {
     return absl::InvalidArgumentError("epilogue.alpha/beta: NaN is not a valid scale");
@@ -202,10 +203,10 @@ GemmProblem Canonicalize(const GemmProblem& in) {
 
 std::string DebugString(const GemmProblem& p) {
   auto l = [](const Operand& o) { return o.layout == Layout::kRowMajor ? "r" : "c"; };
-  std::string s = absl::StrFormat("%s%s %s%s.%s->%s %dx%dx%d", DataTypeName(p.a.type),
-                                  p.d.type != p.a.type ? absl::StrCat("->", DataTypeName(p.d.type))
-                                                       : "",
-                                  "", l(p.a), l(p.b), l(p.d), p.m, p.n, p.k);
+  std::string s =
+      absl::StrFormat("%s%s %s%s.%s->%s %dx%dx%d", DataTypeName(p.a.type),
+                      p.d.type != p.a.type ? absl::StrCat("->", DataTypeName(p.d.type)) : "", "",
+                      l(p.a), l(p.b), l(p.d), p.m, p.n, p.k);
   if (p.batch_count > 1) absl::StrAppend(&s, " batch=", p.batch_count);
   if (p.epilogue.beta != 0.0f) absl::StrAppend(&s, " beta=", p.epilogue.beta);
   if (p.epilogue.alpha != 1.0f) absl::StrAppend(&s, " alpha=", p.epilogue.alpha);

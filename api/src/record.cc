@@ -36,8 +36,8 @@ absl::Status AppendToManifest(const std::string& path, const GemmProblem& proble
       if (parsed.ok()) {
         manifest = *std::move(parsed);
       } else if (!text.str().empty()) {
-        status = absl::DataLossError(
-            absl::StrCat(path, " is not a manifest; not overwriting it: ", parsed.status().message()));
+        status = absl::DataLossError(absl::StrCat(
+            path, " is not a manifest; not overwriting it: ", parsed.status().message()));
       }
     }
   }

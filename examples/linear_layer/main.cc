@@ -22,8 +22,8 @@ int main() {
     std::printf("no plan here: %s\n", plan.status().ToString().c_str());
     return 0;
   }
-  std::printf("plan: %s %s (%s)\n", plan->info().backend.c_str(),
-              plan->info().kernel_name.c_str(), plan->info().reason.c_str());
+  std::printf("plan: %s %s (%s)\n", plan->info().backend.c_str(), plan->info().kernel_name.c_str(),
+              plan->info().reason.c_str());
   // plan->Run({x, w, nullptr, y, bias}, stream) with device pointers.
   return 0;
 }

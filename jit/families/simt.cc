@@ -36,8 +36,8 @@ class SimtFamily final : public KernelFamily {
     }
     if (c.block_n % 4 != 0 || threads % (c.block_n / 4) != 0 ||
         c.block_m % (threads / (c.block_n / 4)) != 0 || threads > 1024) {
-      return absl::InvalidArgumentError(absl::StrCat("SIMT tile ", c.ToString(),
-                                                     " does not divide among threads"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("SIMT tile ", c.ToString(), " does not divide among threads"));
     }
     if (p.batch_count > 65535) {
       return absl::UnimplementedError("SIMT kernels launch one grid z-slice per batch (<= 65535)");

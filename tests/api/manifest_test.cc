@@ -53,8 +53,8 @@ TEST(ParseManifestTest, EveryTuningPolicyIsRead) {
   for (auto [text, policy] : {std::pair{"heuristic", TuningPolicy::kHeuristic},
                               {"fast", TuningPolicy::kFast},
                               {"exhaustive", TuningPolicy::kExhaustive}}) {
-    auto m = ParseManifest(std::string(R"({"options": {"tuning": ")") + text +
-                           R"("}, "problems": []})");
+    auto m =
+        ParseManifest(std::string(R"({"options": {"tuning": ")") + text + R"("}, "problems": []})");
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_EQ(m->options.tuning, policy) << text;
   }
@@ -65,7 +65,8 @@ TEST(ParseManifestTest, EveryTuningPolicyIsRead) {
 
 TEST(ParseManifestTest, ErrorsNameThePath) {
   EXPECT_THAT(ParseManifest("{"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("JSON")));
-  EXPECT_THAT(ParseManifest("{}"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems")));
+  EXPECT_THAT(ParseManifest("{}"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems")));
   EXPECT_THAT(ParseManifest(R"({"problems": [{"m": "x"}]})"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems[0].m")));
   EXPECT_THAT(ParseManifest(R"({"problems": [{}, {"b": {"layout": "diagonal"}}]})"),

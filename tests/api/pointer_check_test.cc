@@ -30,10 +30,12 @@ TEST_F(CheckPointersTest, AcceptsDisjointAlignedPointers) {
 TEST_F(CheckPointersTest, RejectsNulls) {
   GemmPointers x = ok_;
   x.a = nullptr;
-  EXPECT_THAT(CheckPointers(p_, x, 16), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a: null")));
+  EXPECT_THAT(CheckPointers(p_, x, 16),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a: null")));
   x = ok_;
   x.d = nullptr;
-  EXPECT_THAT(CheckPointers(p_, x, 16), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("d: null")));
+  EXPECT_THAT(CheckPointers(p_, x, 16),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("d: null")));
   GemmProblem with_c = p_;
   with_c.epilogue.beta = 1.f;
   EXPECT_THAT(CheckPointers(with_c, ok_, 16),
@@ -81,8 +83,7 @@ TEST_F(CheckPointersTest, InPlaceCIsAllowedOnlyWithIdenticalLayout) {
 TEST(OperandSpanTest, CountsBatchesAndLeadingDimension) {
   Operand op{DataType::kBF16, Layout::kRowMajor, 12 * 1024, 1024};
   // 2560 rows of ld 12288, 1024 used per row, 12 interleaved groups.
-  EXPECT_EQ(OperandSpanBytes(op, 2560, 1024, 12),
-            ((2560 - 1) * 12 * 1024 + 1024 + 11 * 1024) * 2);
+  EXPECT_EQ(OperandSpanBytes(op, 2560, 1024, 12), ((2560 - 1) * 12 * 1024 + 1024 + 11 * 1024) * 2);
 }
 
 }  // namespace

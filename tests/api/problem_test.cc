@@ -1,10 +1,11 @@
+#include "jitgemm/problem.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "jitgemm/problem.h"
 #include "tests/testing/status_matchers.h"
 
 namespace jitgemm {
@@ -115,12 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "d.type"},
         InvalidCase{"UnknownType", [](GemmProblem& p) { p.a.type = static_cast<DataType>(7); },
                     "a.type"},
-        InvalidCase{"UnknownLayout",
-                    [](GemmProblem& p) { p.d.layout = static_cast<Layout>(9); }, "d.layout"},
+        InvalidCase{"UnknownLayout", [](GemmProblem& p) { p.d.layout = static_cast<Layout>(9); },
+                    "d.layout"},
         InvalidCase{"UnknownActivation",
-                    [](GemmProblem& p) {
-                      p.epilogue.activation = static_cast<Activation>(42);
-                    },
+                    [](GemmProblem& p) { p.epilogue.activation = static_cast<Activation>(42); },
                     "epilogue.activation"},
         InvalidCase{"UnknownBias",
                     [](GemmProblem& p) { p.epilogue.bias = static_cast<BiasMode>(3); },
@@ -131,8 +130,7 @@ INSTANTIATE_TEST_SUITE_P(
                       p.epilogue.bias_batch_stride = -1;
                     },
                     "bias_batch_stride"},
-        InvalidCase{"NanAlpha", [](GemmProblem& p) { p.epilogue.alpha = 0.f / 0.f; },
-                    "alpha"}),
+        InvalidCase{"NanAlpha", [](GemmProblem& p) { p.epilogue.alpha = 0.f / 0.f; }, "alpha"}),
     [](const ::testing::TestParamInfo<InvalidCase>& info) { return info.param.name; });
 
 TEST(CanonicalizeTest, FillsPackedLeadingDimensions) {

@@ -31,10 +31,13 @@ struct Driver {
     if (lib == nullptr) return d;
     d.ctx_create = reinterpret_cast<decltype(d.ctx_create)>(dlsym(lib, "cuCtxCreate_v4"));
     d.ctx_destroy = reinterpret_cast<decltype(d.ctx_destroy)>(dlsym(lib, "cuCtxDestroy_v2"));
-    d.ctx_get_current = reinterpret_cast<decltype(d.ctx_get_current)>(dlsym(lib, "cuCtxGetCurrent"));
-    d.ctx_set_current = reinterpret_cast<decltype(d.ctx_set_current)>(dlsym(lib, "cuCtxSetCurrent"));
+    d.ctx_get_current =
+        reinterpret_cast<decltype(d.ctx_get_current)>(dlsym(lib, "cuCtxGetCurrent"));
+    d.ctx_set_current =
+        reinterpret_cast<decltype(d.ctx_set_current)>(dlsym(lib, "cuCtxSetCurrent"));
     d.ctx_get_device = reinterpret_cast<decltype(d.ctx_get_device)>(dlsym(lib, "cuCtxGetDevice"));
-    d.ctx_synchronize = reinterpret_cast<decltype(d.ctx_synchronize)>(dlsym(lib, "cuCtxSynchronize"));
+    d.ctx_synchronize =
+        reinterpret_cast<decltype(d.ctx_synchronize)>(dlsym(lib, "cuCtxSynchronize"));
     return d;
   }
 };

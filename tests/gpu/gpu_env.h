@@ -25,16 +25,16 @@ inline std::string NoGpuReason() {
   return "";
 }
 
-#define JITGEMM_REQUIRE_GPU()                                 \
-  do {                                                        \
+#define JITGEMM_REQUIRE_GPU()                                     \
+  do {                                                            \
     const std::string reason = ::jitgemm::testing::NoGpuReason(); \
-    if (!reason.empty()) GTEST_SKIP() << reason;              \
+    if (!reason.empty()) GTEST_SKIP() << reason;                  \
   } while (0)
 
-#define CUDA_OK(expr)                                                              \
-  do {                                                                             \
-    cudaError_t e_ = (expr);                                                       \
-    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_);         \
+#define CUDA_OK(expr)                                                      \
+  do {                                                                     \
+    cudaError_t e_ = (expr);                                               \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
   } while (0)
 
 // A device buffer with a host mirror.

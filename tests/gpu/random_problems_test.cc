@@ -1,10 +1,10 @@
 // RELIABILITY item 18 / issue "JIT pipeline": hundreds of random problems
 // through Plan against a float64 reference, outputs poisoned with NaN first.
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,7 +31,7 @@ struct Case {
 };
 
 int64_t PickSize(std::mt19937_64& rng, bool small) {
-  static const int64_t kSizes[] = {1,  2,  3,  5,  7,  8,  13, 16,  17,  31,  32,  37,  48, 63,
+  static const int64_t kSizes[] = {1,  2,  3,  5,  7,   8,   13,  16,  17,  31,  32,  37,  48, 63,
                                    64, 65, 96, 97, 127, 128, 129, 191, 256, 257, 320, 383, 512};
   std::uniform_int_distribution<int> pick(0, small ? 17 : static_cast<int>(std::size(kSizes)) - 1);
   return kSizes[pick(rng)];
@@ -50,7 +50,8 @@ Case RandomCase(std::mt19937_64& rng, int index) {
   const bool small_m = index % 4 == 0;  // a quarter exercise the M <= 64 paths
   p.m = small_m ? Pick<int64_t>(rng, {1, 2, 3, 4, 7, 8, 15, 16, 31, 33, 64}) : PickSize(rng, false);
   p.n = PickSize(rng, false);
-  p.k = index % 7 == 0 ? Pick<int64_t>(rng, {1, 2, 3, 1023, 1031, 2048, 4097}) : PickSize(rng, false);
+  p.k =
+      index % 7 == 0 ? Pick<int64_t>(rng, {1, 2, 3, 1023, 1031, 2048, 4097}) : PickSize(rng, false);
   p.a.type = p.b.type = in;
   p.d.type = in == DataType::kF32 ? DataType::kF32 : Pick(rng, {in, in, DataType::kF32});
   p.c.type = in == DataType::kF32 ? DataType::kF32 : Pick(rng, {in, DataType::kF32});
@@ -164,7 +165,8 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return absl::StrCat("kernel failed: ", cudaGetErrorString(e));
   d.Download();
-  const auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), cbuf.host.data(), bias.host.data());
+  const auto ref =
+      ReferenceGemm(p, a.host.data(), b.host.data(), cbuf.host.data(), bias.host.data());
   const double err = RelativeError(p, d.host.data(), ref);
   if (!(err <= Tolerance(p))) {
     // Say where: the first element that is not finite or far off.
@@ -251,16 +253,29 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
   };
   const std::vector<Variant> variants = {
       {"as found", [](Case&) {}},
-      {"aligned pointers", [](Case& c) { c.misalign = false; c.options.pointer_alignment = 16; }},
+      {"aligned pointers",
+       [](Case& c) {
+         c.misalign = false;
+         c.options.pointer_alignment = 16;
+       }},
       {"no beta", [](Case& c) { c.problem.epilogue.beta = 0; }},
       {"no bias", [](Case& c) { c.problem.epilogue.bias = BiasMode::kNone; }},
-      {"row-major D", [](Case& c) { c.problem.d.layout = Layout::kRowMajor; c.problem.d.ld = 512; }},
+      {"row-major D",
+       [](Case& c) {
+         c.problem.d.layout = Layout::kRowMajor;
+         c.problem.d.ld = 512;
+       }},
       {"c like d", [](Case& c) { c.problem.c = c.problem.d; }},
       {"ldd 257", [](Case& c) { c.problem.d.ld = 257; }},
       {"c f32", [](Case& c) { c.problem.c.type = DataType::kF32; }},
       {"no activation", [](Case& c) { c.problem.epilogue.activation = Activation::kNone; }},
-      {"row-major A", [](Case& c) { c.problem.a.layout = Layout::kRowMajor; c.problem.a.ld = 191; }},
-      {"split-K 8 launch", [](Case& c) {
+      {"row-major A",
+       [](Case& c) {
+         c.problem.a.layout = Layout::kRowMajor;
+         c.problem.a.ld = 191;
+       }},
+      {"split-K 8 launch",
+       [](Case& c) {
          c.problem = Canonicalize(MakeGemm(96, 256, 4097, DataType::kBF16));
          c.problem.b.layout = Layout::kColMajor;
          c.problem.b.ld = 4097;

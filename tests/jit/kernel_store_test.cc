@@ -29,7 +29,15 @@ KernelSource SimtSource(int64_t n) {
 }
 
 TEST(SerializeBinaryTest, RoundTripsAndRejectsDamage) {
-  KernelBinary b{"gemm_x", "_Z1Kv", std::string("\x7f" "ELF\0\1\2", 7), 40, 0, 8, 0};
+  KernelBinary b{"gemm_x",
+                 "_Z1Kv",
+                 std::string("\x7f"
+                             "ELF\0\1\2",
+                             7),
+                 40,
+                 0,
+                 8,
+                 0};
   auto back = DeserializeBinary(SerializeBinary(b));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->cubin, b.cubin);

@@ -49,9 +49,12 @@ TEST(CompileTest, RejectsUnknownArch) {
 std::vector<GemmProblem> RepresentativeProblems() {
   std::vector<GemmProblem> out;
   for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
-    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
-             {1, 2048, 4096}, {16, 4096, 4096}, {64, 128, 256}, {1024, 1024, 1024},
-             {4096, 4096, 4096}, {37, 101, 77}}) {
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 2048, 4096},
+                                                              {16, 4096, 4096},
+                                                              {64, 128, 256},
+                                                              {1024, 1024, 1024},
+                                                              {4096, 4096, 4096},
+                                                              {37, 101, 77}}) {
       GemmProblem p = MakeGemm(m, n, k, t);
       p.b.layout = Layout::kColMajor;
       p.epilogue.bias = BiasMode::kPerColumn;
@@ -84,7 +87,8 @@ TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
         ++compiled;
         EXPECT_GT(k->registers, 0) << s.kernel_name;
         EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0)
-            << s.kernel_name << " " << arch << " spills:\n" << k->log;
+            << s.kernel_name << " " << arch << " spills:\n"
+            << k->log;
         RecordProperty(s.kernel_name + "_" + arch, k->registers);
       }
     }

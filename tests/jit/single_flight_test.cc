@@ -48,15 +48,16 @@ TEST(SingleFlightTest, DistinctKeysDoNotBlockEachOther) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 32; ++i) {
     threads.emplace_back([&, i] {
-      auto v = table.Get(std::to_string(i % 8), [&]() -> absl::StatusOr<std::shared_ptr<const int>> {
-        ++runs;
-        // A creation that itself asks the table for another key must not deadlock.
-        auto inner = table.Get("inner" + std::to_string(i % 8), [] {
-          return absl::StatusOr<std::shared_ptr<const int>>(std::make_shared<const int>(1));
-        });
-        EXPECT_TRUE(inner.ok());
-        return std::make_shared<const int>(i % 8);
-      });
+      auto v =
+          table.Get(std::to_string(i % 8), [&]() -> absl::StatusOr<std::shared_ptr<const int>> {
+            ++runs;
+            // A creation that itself asks the table for another key must not deadlock.
+            auto inner = table.Get("inner" + std::to_string(i % 8), [] {
+              return absl::StatusOr<std::shared_ptr<const int>>(std::make_shared<const int>(1));
+            });
+            EXPECT_TRUE(inner.ok());
+            return std::make_shared<const int>(i % 8);
+          });
       ASSERT_TRUE(v.ok());
       EXPECT_EQ(**v, i % 8);
     });
@@ -82,9 +83,12 @@ TEST(SingleFlightTest, ErrorReachesEveryWaiterAndRetrySucceeds) {
   for (int i = 0; i < 8; ++i) {
     waiters.emplace_back([&] {
       bool ran = true;
-      auto v = table.Get("k", [&]() -> absl::StatusOr<std::shared_ptr<const int>> {
-        return std::make_shared<const int>(7);  // only if it arrives after the failure
-      }, &ran);
+      auto v = table.Get(
+          "k",
+          [&]() -> absl::StatusOr<std::shared_ptr<const int>> {
+            return std::make_shared<const int>(7);  // only if it arrives after the failure
+          },
+          &ran);
       if (!ran) {
         EXPECT_THAT(v, StatusIs(absl::StatusCode::kInternal, HasSubstr("boom")));
         ++failures;

@@ -91,21 +91,96 @@ TEST(KeyTextTest, EveryFieldChangesTheKey) {
       {"arch", [] { return Key(Base(), SimtConfig(), "sm_90"); }},
       {"nvrtc", [] { return Key(Base(), SimtConfig(), "sm_90a", 13010); }},
       {"alignment", [] { return Key(Base(), SimtConfig(), "sm_90a", 13000, 4); }},
-      {"m", [] { auto p = Base(); p.m = 65; return Key(p); }},
-      {"n", [] { auto p = Base(); p.n = 129; p.d.ld = 129; return Key(p); }},
-      {"k", [] { auto p = Base(); p.k = 255; return Key(p); }},
-      {"lda", [] { auto p = Base(); p.a.ld = 264; return Key(p); }},
-      {"ldb", [] { auto p = Base(); p.b.ld = 136; return Key(p); }},
-      {"ldd", [] { auto p = Base(); p.d.ld = 136; return Key(p); }},
-      {"type", [] { auto p = Base(); p.a.type = p.b.type = DataType::kBF16; return Key(p); }},
-      {"out type", [] { auto p = Base(); p.d.type = DataType::kF32; return Key(p); }},
-      {"layout a", [] { auto p = Base(); p.a.layout = Layout::kColMajor; p.a.ld = 64; return Key(p); }},
-      {"layout b", [] { auto p = Base(); p.b.layout = Layout::kColMajor; p.b.ld = 256; return Key(p); }},
-      {"layout d", [] { auto p = Base(); p.d.layout = Layout::kColMajor; p.d.ld = 64; return Key(p); }},
-      {"beta", [] { auto p = Base(); p.epilogue.beta = 1.f; return Key(p); }},
-      {"bias", [] { auto p = Base(); p.epilogue.bias = BiasMode::kPerRow; return Key(p); }},
-      {"act", [] { auto p = Base(); p.epilogue.activation = Activation::kSilu; return Key(p); }},
-      {"batch", [] {
+      {"m",
+       [] {
+         auto p = Base();
+         p.m = 65;
+         return Key(p);
+       }},
+      {"n",
+       [] {
+         auto p = Base();
+         p.n = 129;
+         p.d.ld = 129;
+         return Key(p);
+       }},
+      {"k",
+       [] {
+         auto p = Base();
+         p.k = 255;
+         return Key(p);
+       }},
+      {"lda",
+       [] {
+         auto p = Base();
+         p.a.ld = 264;
+         return Key(p);
+       }},
+      {"ldb",
+       [] {
+         auto p = Base();
+         p.b.ld = 136;
+         return Key(p);
+       }},
+      {"ldd",
+       [] {
+         auto p = Base();
+         p.d.ld = 136;
+         return Key(p);
+       }},
+      {"type",
+       [] {
+         auto p = Base();
+         p.a.type = p.b.type = DataType::kBF16;
+         return Key(p);
+       }},
+      {"out type",
+       [] {
+         auto p = Base();
+         p.d.type = DataType::kF32;
+         return Key(p);
+       }},
+      {"layout a",
+       [] {
+         auto p = Base();
+         p.a.layout = Layout::kColMajor;
+         p.a.ld = 64;
+         return Key(p);
+       }},
+      {"layout b",
+       [] {
+         auto p = Base();
+         p.b.layout = Layout::kColMajor;
+         p.b.ld = 256;
+         return Key(p);
+       }},
+      {"layout d",
+       [] {
+         auto p = Base();
+         p.d.layout = Layout::kColMajor;
+         p.d.ld = 64;
+         return Key(p);
+       }},
+      {"beta",
+       [] {
+         auto p = Base();
+         p.epilogue.beta = 1.f;
+         return Key(p);
+       }},
+      {"bias",
+       [] {
+         auto p = Base();
+         p.epilogue.bias = BiasMode::kPerRow;
+         return Key(p);
+       }},
+      {"act",
+       [] {
+         auto p = Base();
+         p.epilogue.activation = Activation::kSilu;
+         return Key(p);
+       }},
+      {"batch",
+       [] {
          auto p = Base();
          p.batch_count = 2;
          p.a.batch_stride = 64 * 256;
@@ -113,8 +188,18 @@ TEST(KeyTextTest, EveryFieldChangesTheKey) {
          p.d.batch_stride = 64 * 128;
          return Key(p);
        }},
-      {"tile", [] { auto c = SimtConfig(); c.block_m = 64; return Key(Base(), c); }},
-      {"pdl", [] { auto c = SimtConfig(); c.pdl = true; return Key(Base(), c); }},
+      {"tile",
+       [] {
+         auto c = SimtConfig();
+         c.block_m = 64;
+         return Key(Base(), c);
+       }},
+      {"pdl",
+       [] {
+         auto c = SimtConfig();
+         c.pdl = true;
+         return Key(Base(), c);
+       }},
   };
   std::set<std::string> seen = {base};
   for (const auto& c : cases) {

@@ -29,9 +29,10 @@ inline uint16_t FloatToHalf(float f) {
   std::memcpy(&x, &f, 4);
   const uint32_t sign = (x >> 16) & 0x8000;
   const uint32_t abs = x & 0x7fffffff;
-  if (abs >= 0x7f800000) return static_cast<uint16_t>(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 : 0));
+  if (abs >= 0x7f800000)
+    return static_cast<uint16_t>(sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 : 0));
   if (abs >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // overflow to inf
-  if (abs < 0x38800000) {                                                // subnormal or zero
+  if (abs < 0x38800000) {                                              // subnormal or zero
     // value = 1.m * 2^(e-127) = h * 2^-24  =>  h = mant24 >> (126 - e)
     const int shift = 126 - static_cast<int>(abs >> 23);
     if (shift > 24) return static_cast<uint16_t>(sign);
@@ -54,8 +55,8 @@ inline float HalfToFloat(uint16_t h) {
     f = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -f : f;
   }
-  uint32_t u = exp == 31 ? (sign | 0x7f800000 | (mant << 13))
-                         : (sign | ((exp + 112) << 23) | (mant << 13));
+  uint32_t u =
+      exp == 31 ? (sign | 0x7f800000 | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
   std::memcpy(&f, &u, 4);
   return f;
 }

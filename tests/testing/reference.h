@@ -43,14 +43,16 @@ inline std::vector<double> ReferenceGemm(const GemmProblem& p, const void* a, co
     std::vector<double> arow(p.k);
     for (int64_t r = row_begin; r < row_end; ++r) {
       const int64_t batch = r / p.m, i = r % p.m;
-      for (int64_t kk = 0; kk < p.k; ++kk) arow[kk] = LoadAs(p.a.type, a, ElementIndex(p.a, i, kk, batch));
+      for (int64_t kk = 0; kk < p.k; ++kk)
+        arow[kk] = LoadAs(p.a.type, a, ElementIndex(p.a, i, kk, batch));
       for (int64_t j = 0; j < p.n; ++j) {
         double acc = 0;
         for (int64_t kk = 0; kk < p.k; ++kk) {
           acc += arow[kk] * LoadAs(p.b.type, b, ElementIndex(p.b, kk, j, batch));
         }
         double v = p.epilogue.alpha * acc;
-        if (p.epilogue.beta != 0.f) v += p.epilogue.beta * LoadAs(p.c.type, c, ElementIndex(p.c, i, j, batch));
+        if (p.epilogue.beta != 0.f)
+          v += p.epilogue.beta * LoadAs(p.c.type, c, ElementIndex(p.c, i, j, batch));
         if (p.epilogue.bias != BiasMode::kNone) {
           const int64_t idx = (p.epilogue.bias == BiasMode::kPerColumn ? j : i) +
                               batch * p.epilogue.bias_batch_stride;
@@ -61,7 +63,8 @@ inline std::vector<double> ReferenceGemm(const GemmProblem& p, const void* a, co
     }
   };
   const int64_t rows = p.batch_count * p.m;
-  const int threads = static_cast<int>(std::min<int64_t>(rows, std::max(1u, std::thread::hardware_concurrency())));
+  const int threads =
+      static_cast<int>(std::min<int64_t>(rows, std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back(work, rows * t / threads, rows * (t + 1) / threads);

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <string>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -228,8 +228,8 @@ TEST_F(TunerTest, JitOnlyWithoutKernelsIsAnError) {
   not_cached_ = {"sm80 64x64", "sm80 128x128", "simt 32x32"};
   TuneRequest r = Request(TuningPolicy::kHeuristic);
   r.make_cublas = nullptr;
-  EXPECT_THAT(SelectBackend(r), jitgemm::testing::StatusIs(absl::StatusCode::kNotFound,
-                                                           HasSubstr("JIT off")));
+  EXPECT_THAT(SelectBackend(r),
+              jitgemm::testing::StatusIs(absl::StatusCode::kNotFound, HasSubstr("JIT off")));
 }
 
 TEST_F(TunerTest, ConcurrentTunersOfOneProblemTuneOnce) {

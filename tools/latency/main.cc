@@ -11,10 +11,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <random>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -72,8 +72,8 @@ void Fill(jitgemm::DataType t, std::vector<uint8_t>* buf, std::mt19937* rng) {
     } else {
       const uint32_t exp = (u >> 23) & 0xff;
       const uint16_t h = f == 0 ? 0
-                                : static_cast<uint16_t>(((u >> 16) & 0x8000u) | ((exp - 112) << 10) |
-                                                        ((u >> 13) & 0x3ffu));
+                                : static_cast<uint16_t>(((u >> 16) & 0x8000u) |
+                                                        ((exp - 112) << 10) | ((u >> 13) & 0x3ffu));
       std::memcpy(buf->data() + i, &h, 2);
     }
   }
@@ -155,10 +155,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitgemm-latency: no CUDA device\n");
     return 2;
   }
-  std::printf("CUDA context: %.1f ms (not counted below)\n", Ms(ctx0, std::chrono::steady_clock::now()));
+  std::printf("CUDA context: %.1f ms (not counted below)\n",
+              Ms(ctx0, std::chrono::steady_clock::now()));
   const bool verify = absl::GetFlag(FLAGS_verify);
-  std::printf("| problem | create ms | first run ms | total ms | compiled | error | choice |\n"
-              "|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| problem | create ms | first run ms | total ms | compiled | error | choice |\n"
+      "|---|---|---|---|---|---|---|\n");
   int failures = 0;
   std::mt19937 rng(7);
   for (const auto& e : manifest->problems) {
@@ -168,8 +170,10 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> ha(jitgemm::OperandSpanBytes(p.a, p.m, p.k, batch));
     std::vector<uint8_t> hb(jitgemm::OperandSpanBytes(p.b, p.k, p.n, batch));
     std::vector<uint8_t> hd(jitgemm::OperandSpanBytes(p.d, p.m, p.n, batch));
-    std::vector<uint8_t> hc(p.epilogue.beta != 0 ? jitgemm::OperandSpanBytes(p.c, p.m, p.n, batch) : 0);
-    std::vector<uint8_t> hbias(p.epilogue.bias != jitgemm::BiasMode::kNone ? 4 * (p.m + p.n) * batch : 0);
+    std::vector<uint8_t> hc(p.epilogue.beta != 0 ? jitgemm::OperandSpanBytes(p.c, p.m, p.n, batch)
+                                                 : 0);
+    std::vector<uint8_t> hbias(p.epilogue.bias != jitgemm::BiasMode::kNone ? 4 * (p.m + p.n) * batch
+                                                                           : 0);
     const bool check = verify && p.m * p.n * p.k * batch <= (int64_t{1} << 28);
     if (check) {
       Fill(p.a.type, &ha, &rng);
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
       if (check) {
         cudaMemcpy(hd.data(), d, hd.size(), cudaMemcpyDeviceToHost);
         const double err = Verify(p, ha, hb, hc, hbias, hd);
-        const double tol = p.d.type == jitgemm::DataType::kBF16   ? 1.6e-2
+        const double tol = p.d.type == jitgemm::DataType::kBF16  ? 1.6e-2
                            : p.d.type == jitgemm::DataType::kF16 ? 4e-3
                                                                  : 1e-4;
         error = std::to_string(err).substr(0, 8);
@@ -220,7 +224,8 @@ int main(int argc, char** argv) {
     }
     for (void* x : {a, b, c, d, bias}) cudaFree(x);
   }
-  std::printf("NVRTC compiles in this process: %llu\n",
-              static_cast<unsigned long long>(jitgemm::jit::KernelStore::Global().counters().compiles));
+  std::printf(
+      "NVRTC compiles in this process: %llu\n",
+      static_cast<unsigned long long>(jitgemm::jit::KernelStore::Global().counters().compiles));
   return failures > 0 ? 1 : 0;
 }

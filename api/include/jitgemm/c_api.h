@@ -32,9 +32,9 @@ typedef enum {
 
 /* Values as jitgemm::DataType, Layout, BiasMode, Activation. */
 typedef struct {
-  int32_t type;   /* 0 f32, 1 f16, 2 bf16 */
-  int32_t layout; /* 0 row-major, 1 column-major */
-  int64_t ld;     /* 0: packed */
+  int32_t type;         /* 0 f32, 1 f16, 2 bf16 */
+  int32_t layout;       /* 0 row-major, 1 column-major */
+  int64_t ld;           /* 0: packed */
   int64_t batch_stride; /* -1: not batched */
 } jitgemm_operand_t;
 
@@ -58,9 +58,9 @@ JITGEMM_EXPORT jitgemm_status_t jitgemm_plan_create(const jitgemm_problem_t* pro
                                                     jitgemm_plan_t* plan);
 
 /* stream is a cudaStream_t / CUstream (NULL: the legacy default stream). */
-JITGEMM_EXPORT jitgemm_status_t jitgemm_plan_run(jitgemm_plan_t plan, const void* a,
-                                                 const void* b, const void* c, void* d,
-                                                 const void* bias, void* stream);
+JITGEMM_EXPORT jitgemm_status_t jitgemm_plan_run(jitgemm_plan_t plan, const void* a, const void* b,
+                                                 const void* c, void* d, const void* bias,
+                                                 void* stream);
 
 /* Which implementation serves the plan, e.g. "jit gemm_sm80_f16_...". Owned by the plan. */
 JITGEMM_EXPORT const char* jitgemm_plan_describe(jitgemm_plan_t plan);
