@@ -116,9 +116,9 @@ TEST(GeneratedInputs, TruncationsOfAValidSeedAreRefused) {
 }
 
 // Known bugs in ParseManifest / ManifestToJson (api/src/manifest.cc), found
-// by fuzzing; each test fails until its bug is fixed. The knownbug_* seeds
-// still pass the fuzz checks above, which skip these properties so that
-// fuzzing can go on past them.
+// while fuzzing them (docs/fuzzing.md); each test fails until its bug is
+// fixed. The knownbug_* seeds still pass the fuzz checks above, which skip
+// these properties so that fuzzing can go on past them.
 
 std::string Seed(const char* relative_path) {
   return ReadFile(fs::path(JITGEMM_FUZZ_CORPUS_DIR) / relative_path);
@@ -131,8 +131,8 @@ TEST(ManifestKnownBugs, IntFieldOutOfRangeIsRefusedNotWrapped) {
   for (const char* seed : {"manifest/knownbug_version_4294967297_wraps_to_1.json",
                            "manifest/knownbug_pointer_alignment_4294967312_wraps_to_16.json"}) {
     absl::StatusOr<Manifest> m = ParseManifest(Seed(seed));
-    EXPECT_FALSE(m.ok()) << seed << " parsed (pointer_alignment "
-                         << m->options.pointer_alignment << ")";
+    EXPECT_FALSE(m.ok()) << seed << " parsed (pointer_alignment " << m->options.pointer_alignment
+                         << ")";
   }
 }
 
@@ -159,6 +159,22 @@ TEST(ManifestKnownBugs, ManifestToJsonKeepsEveryParsedOption) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->options.backend, BackendPolicy::kCublasOnly) << written;
   EXPECT_TRUE(again->options.allow_tf32) << written;
+}
+
+// Fixed in af03cf9; found again by the coverage of the fuzzed corpus (no
+// input could make ManifestToJson write "heuristic"). ParseManifest accepted
+// "heuristic" without setting it, so the default kFast (which times
+// candidates) stayed, and a kHeuristic manifest written back read as kFast.
+TEST(ManifestRegressions, TuningHeuristicIsRead) {
+  absl::StatusOr<Manifest> m = ParseManifest(Seed("manifest/accept_tuning_heuristic.json"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options.tuning, TuningPolicy::kHeuristic);
+
+  Manifest heuristic;
+  heuristic.options.tuning = TuningPolicy::kHeuristic;
+  absl::StatusOr<Manifest> again = ParseManifest(ManifestToJson(heuristic));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->options.tuning, TuningPolicy::kHeuristic) << ManifestToJson(heuristic);
 }
 
 }  // namespace

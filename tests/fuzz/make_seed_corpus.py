@@ -61,6 +61,9 @@ def manifests() -> None:
     write(t, "accept_backend_cublas_tf32.json", json.dumps({
         "options": {"backend": "cublas", "allow_tf32": True},
         "problems": [{"m": 128, "n": 128, "k": 128, "dtype": "f32"}]}))
+    # Read as the default (kFast) before af03cf9: ManifestRegressions.
+    write(t, "accept_tuning_heuristic.json",
+          '{"options":{"tuning":"heuristic","backend":"auto","pdl":true},"problems":[]}')
     write(t, "accept_unicode_name.json",
           '{"problems":[{"name":"\\u0000\\ud83d\\ude00\\u00e9 \\"q\\"","m":1,"n":2,"k":3}]}')
     write(t, "accept_utf8_bom.json", b'\xef\xbb\xbf{"problems":[]}')
