@@ -1,6 +1,9 @@
 #include "api/src/manifest.h"
 
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -27,10 +30,26 @@ class Reader {
       *out = v.get<bool>();
     } else if constexpr (std::is_floating_point_v<T>) {
       if (!v.is_number()) return Fail(path + "." + key, "a number");
-      *out = v.get<T>();
+      const double d = v.get<double>();
+      // A value the field's type cannot hold would become infinity.
+      if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<T>::max()) {
+        return Fail(path + "." + key, "a finite number in range");
+      }
+      *out = static_cast<T>(d);
     } else {
       if (!v.is_number_integer()) return Fail(path + "." + key, "an integer");
-      *out = v.get<T>();
+      // Range-check before narrowing: a wrapped value would silently mean
+      // something else (2^32 + 16 as 16, 2^64 - 1 as -1).
+      bool in_range;
+      if (v.is_number_unsigned()) {
+        in_range = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+      } else {
+        const int64_t x = v.get<int64_t>();
+        in_range = x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                   x <= static_cast<int64_t>(std::numeric_limits<T>::max());
+      }
+      if (!in_range) return Fail(path + "." + key, "an integer in range");
+      *out = static_cast<T>(v.get<int64_t>());
     }
   }
   void Fail(const std::string& path, const std::string& want) {
@@ -137,7 +156,7 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     std::string dtype;
     r.Get(pj, "dtype", path, &dtype);  // shorthand: every operand's type
     if (!dtype.empty()) {
-      DataType t;
+      DataType t = DataType::kF32;
       if (!ParseType(dtype, &t)) r.Fail(path + ".dtype", "f32, f16 or bf16");
       p.a.type = p.b.type = p.c.type = p.d.type = t;
     }
@@ -205,10 +224,15 @@ std::string ManifestToJson(const Manifest& m) {
   const char* tuning = m.options.tuning == TuningPolicy::kFast         ? "fast"
                        : m.options.tuning == TuningPolicy::kExhaustive ? "exhaustive"
                                                                        : "heuristic";
+  const char* backend = m.options.backend == BackendPolicy::kJitOnly      ? "jit"
+                        : m.options.backend == BackendPolicy::kCublasOnly ? "cublas"
+                                                                          : "auto";
   json root = {{"version", 1},
                {"options",
                 {{"tuning", tuning},
+                 {"backend", backend},
                  {"pdl", m.options.pdl},
+                 {"allow_tf32", m.options.allow_tf32},
                  {"pointer_alignment", m.options.pointer_alignment}}},
                {"problems", problems}};
   return root.dump(2);
