@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -229,7 +230,7 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
                                                          const CublasLtMapping& m,
                                                          const LtDescriptors& desc,
                                                          uint64_t max_workspace,
-                                                         int pointer_alignment) {
+                                                         int pointer_alignment, int index = 0) {
   cublasLtMatmulPreference_t pref = nullptr;
   JITGEMM_RETURN_IF_ERROR(
       CublasStatus(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
@@ -248,16 +249,20 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
                                       align(m.c.type), "PREF_MIN_ALIGNMENT_C"));
   JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                       align(m.d.type), "PREF_MIN_ALIGNMENT_D"));
-  cublasLtMatmulHeuristicResult_t result = {};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(index + 1);
   int returned = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-      handle, desc.op, desc.a, desc.b, desc.c, desc.d, pref, 1, &result, &returned);
+      handle, desc.op, desc.a, desc.b, desc.c, desc.d, pref, index + 1, results.data(), &returned);
   if (st != CUBLAS_STATUS_SUCCESS || returned == 0) {
     return absl::UnimplementedError(absl::StrFormat(
         "cuBLASLt has no algorithm for %s with %d bytes of workspace (%s)", DebugString(m),
         max_workspace, cublasLtGetStatusString(st)));
   }
-  return result;
+  if (returned <= index) {
+    return absl::NotFoundError(absl::StrFormat("cuBLASLt offers %d algorithms, not #%d",
+                                               returned, index));
+  }
+  return results[index];
 }
 
 class CublasLtBackend final : public Backend {
@@ -312,6 +317,8 @@ class CublasLtBackend final : public Backend {
   }
 
   std::string Describe() const override { return describe_; }
+  // Marks a backend built on the heuristic's algorithm number `index` (> 0).
+  void NameAlgorithm(int index) { absl::StrAppend(&describe_, " algo #", index); }
 
  private:
   absl::Status Matmul(const void* a, const void* b, const void* c, void* d,
@@ -364,7 +371,7 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
     const GemmProblem& problem, const Options& options,
-    const ElementwiseEpilogueFactory& elementwise) {
+    const ElementwiseEpilogueFactory& elementwise, int algorithm) {
   JITGEMM_ASSIGN_OR_RETURN(const int device, CurrentDevice());
   JITGEMM_ASSIGN_OR_RETURN(CublasLtMapping mapping,
                            tune::MapToCublasLt(problem, options.allow_tf32));
@@ -374,13 +381,13 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
   auto desc = std::make_unique<LtDescriptors>();
   JITGEMM_RETURN_IF_ERROR(MakeDescriptors(mapping, alignment, desc.get()));
   absl::StatusOr<cublasLtMatmulHeuristicResult_t> best =
-      BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment);
-  if (!best.ok() && mapping.epilogue != LtEpilogue::kDefault) {
+      BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment, algorithm);
+  if (!best.ok() && !absl::IsNotFound(best.status()) && mapping.epilogue != LtEpilogue::kDefault) {
     // No kernel for the fused epilogue: the plain product plus the pass.
     mapping = tune::WithoutLtEpilogue(mapping, problem);
     desc = std::make_unique<LtDescriptors>();
     JITGEMM_RETURN_IF_ERROR(MakeDescriptors(mapping, alignment, desc.get()));
-    best = BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment);
+    best = BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment, algorithm);
   }
   if (!best.ok()) return best.status();
 
@@ -414,10 +421,11 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
       JITGEMM_RETURN_IF_ERROR(CudaStatus(err, "cudaMalloc(cuBLASLt workspace)"));
     }
   }
-  return std::unique_ptr<Backend>(new CublasLtBackend(handle, std::move(mapping),
-                                                      std::move(desc), *best,
-                                                      std::move(no_workspace), workspace,
-                                                      std::move(pass)));
+  auto backend = std::unique_ptr<CublasLtBackend>(
+      new CublasLtBackend(handle, std::move(mapping), std::move(desc), *best,
+                          std::move(no_workspace), workspace, std::move(pass)));
+  if (algorithm > 0) backend->NameAlgorithm(algorithm);
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(const GemmProblem& problem,

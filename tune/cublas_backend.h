@@ -74,9 +74,11 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
 // or the elementwise pass cannot be made; Internal for other cuBLAS / CUDA
 // failures. `options.allow_tf32` selects CUBLAS_COMPUTE_32F_FAST_TF32 for f32
 // inputs; `options.pointer_alignment` bounds the alignment Lt may assume.
+// `algorithm` picks the heuristic's n-th suggestion (0: its first choice);
+// NotFound when cuBLASLt offers fewer. The tuner times a few of them.
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
     const GemmProblem& problem, const Options& options,
-    const ElementwiseEpilogueFactory& elementwise);
+    const ElementwiseEpilogueFactory& elementwise, int algorithm = 0);
 
 // Same, with UnimplementedElementwiseEpilogue.
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(const GemmProblem& problem,

@@ -8,11 +8,27 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "cache/key.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
+
+std::string CublasName(int algorithm) {
+  return algorithm == 0 ? std::string(kCublasName) : absl::StrCat(kCublasName, "#", algorithm);
+}
+
+int CublasAlgorithm(const std::string& name) {
+  if (name == kCublasName) return 0;
+  const std::string prefix = absl::StrCat(kCublasName, "#");
+  int k = -1;
+  if (name.rfind(prefix, 0) == 0 && absl::SimpleAtoi(name.substr(prefix.size()), &k) && k > 0) {
+    return k;
+  }
+  return -1;
+}
+
 namespace {
 
 using BackendPtr = std::unique_ptr<Backend>;
@@ -23,9 +39,9 @@ int JitIndex(const TuneRequest& r, const std::string& name) {
 }
 
 absl::StatusOr<BackendPtr> Build(const TuneRequest& r, const std::string& name) {
-  if (name == kCublasName) {
+  if (const int k = CublasAlgorithm(name); k >= 0) {
     if (!r.make_cublas) return absl::FailedPreconditionError("cuBLAS is not allowed");
-    return r.make_cublas();
+    return r.make_cublas(k);
   }
   const int i = JitIndex(r, name);
   if (i < 0) return absl::NotFoundError(absl::StrCat("no candidate ", name));
@@ -47,7 +63,7 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
     if (!absl::IsNotFound(last)) break;  // NotFound: not cached with compiling off
   }
   if (r.make_cublas) {
-    auto b = r.make_cublas();
+    auto b = r.make_cublas(0);
     if (b.ok()) {
       TuneResult out;
       out.backend = std::move(*b);
@@ -67,7 +83,9 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
 absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   const cache::CacheKey key = cache::MakeCacheKey(r.record_key_text);
   auto winner_exists = [&](std::string_view w) {
-    return (w == kCublasName && r.make_cublas) || JitIndex(r, std::string(w)) >= 0;
+    const int k = CublasAlgorithm(std::string(w));
+    if (k >= 0) return r.make_cublas != nullptr && k < std::max(1, r.cublas_algorithms);
+    return JitIndex(r, std::string(w)) >= 0;
   };
   // A record that exists but cannot be used (other device, driver or library,
   // a winner that no longer exists, malformed) is replaced by a fresh tuning.
@@ -105,9 +123,11 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     }
     std::vector<Timing> timings;
     std::vector<std::string> names = r.jit_names;
-    if (r.make_cublas) names.push_back(kCublasName);
+    if (r.make_cublas) {
+      for (int k = 0; k < std::max(1, r.cublas_algorithms); ++k) names.push_back(CublasName(k));
+    }
     for (const std::string& name : names) {
-      Timing t{name, name == kCublasName, -1};
+      Timing t{name, CublasAlgorithm(name) >= 0, -1};
       auto b = Build(r, name);
       if (b.ok()) {
         auto us = (*timer)->MedianUs(**b);

@@ -32,12 +32,20 @@ namespace jitgemm::tune {
 
 inline constexpr char kCublasName[] = "cublas";
 
+// "cublas" is cuBLASLt's first suggestion, "cublas#k" its k-th (k >= 1).
+std::string CublasName(int algorithm);
+// The algorithm number of a cuBLAS candidate name, or -1 for a JIT name.
+int CublasAlgorithm(const std::string& name);
+
 struct TuneRequest {
   // JIT candidates by name (a KernelConfig's text), best heuristic guess first.
   std::vector<std::string> jit_names;
   std::function<absl::StatusOr<std::unique_ptr<Backend>>(int index)> make_jit;
-  // Null when cuBLAS may not serve the plan (backend policy kJitOnly).
-  std::function<absl::StatusOr<std::unique_ptr<Backend>>()> make_cublas;
+  // Null when cuBLAS may not serve the plan (backend policy kJitOnly). Its
+  // argument picks cuBLASLt's n-th heuristic suggestion; the first
+  // `cublas_algorithms` of them are timed.
+  std::function<absl::StatusOr<std::unique_ptr<Backend>>(int algorithm)> make_cublas;
+  int cublas_algorithms = 1;
   // Made on demand, only when timing is needed. Null: timing impossible.
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;
@@ -50,7 +58,7 @@ struct TuneRequest {
 
 struct TuneResult {
   std::unique_ptr<Backend> backend;
-  std::string winner;  // kCublasName or a jit name
+  std::string winner;  // a CublasName(k) or a jit name
   std::string reason;
   std::vector<std::pair<std::string, double>> candidate_us;  // empty when not timed
   bool from_record = false;

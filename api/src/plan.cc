@@ -164,9 +164,13 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
     return std::unique_ptr<Backend>(std::move(*b));
   };
   if (options.backend == BackendPolicy::kAuto) {
-    request.make_cublas = [&]() {
-      return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue);
+    request.make_cublas = [&](int algorithm) {
+      return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue, algorithm);
     };
+    // cuBLASLt's first suggestion is not always its fastest: time a few.
+    request.cublas_algorithms = options.tuning == TuningPolicy::kExhaustive ? 6
+                                : options.tuning == TuningPolicy::kFast     ? 3
+                                                                            : 1;
   }
   request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
     JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));
@@ -181,7 +185,7 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
 
   JITGEMM_ASSIGN_OR_RETURN(tune::TuneResult result, tune::SelectBackend(request));
   impl->backend = std::move(result.backend);
-  impl->info.backend = result.winner == tune::kCublasName ? "cublas" : "jit";
+  impl->info.backend = tune::CublasAlgorithm(result.winner) >= 0 ? "cublas" : "jit";
   impl->info.kernel_name = impl->backend->Describe();
   impl->info.compiled = compiled_any;
   impl->info.reason = result.reason;
@@ -189,7 +193,8 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   if (!options.jit_enabled) {
     impl->info.reason = absl::StrCat(
         "JITGEMM_JIT=off, served by ",
-        result.winner == tune::kCublasName ? "cuBLAS" : "a cached kernel", "; ", result.reason);
+        tune::CublasAlgorithm(result.winner) >= 0 ? "cuBLAS" : "a cached kernel", "; ",
+        result.reason);
   }
   // Strict mode always says what served each plan, as deployments want to know.
   LogDecision(p, impl->info, /*force=*/!options.jit_enabled);

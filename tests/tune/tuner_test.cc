@@ -95,9 +95,10 @@ class TunerTest : public ::testing::Test {
       if (not_cached_.count(names[i])) return absl::NotFoundError("not cached, JIT off");
       return std::unique_ptr<Backend>(new FakeBackend(names[i]));
     };
-    r.make_cublas = [this]() -> absl::StatusOr<std::unique_ptr<Backend>> {
+    r.make_cublas = [this](int algorithm) -> absl::StatusOr<std::unique_ptr<Backend>> {
       ++builds_;
-      return std::unique_ptr<Backend>(new FakeBackend(kCublasName));
+      if (algorithm >= 3) return absl::NotFoundError("Lt offers 3 algorithms");
+      return std::unique_ptr<Backend>(new FakeBackend(CublasName(algorithm)));
     };
     r.make_timer = [this]() -> absl::StatusOr<std::unique_ptr<CandidateTimer>> {
       ++timers_;
@@ -128,6 +129,25 @@ TEST_F(TunerTest, TimesEveryCandidateAndPicksByTheRule) {
   EXPECT_EQ(timings_.load(), 4);
   EXPECT_EQ(r->candidate_us.size(), 4u);
   EXPECT_THAT(r->reason, HasSubstr("beats cuBLAS"));
+}
+
+TEST_F(TunerTest, SeveralCublasAlgorithmsAreTimedAndTheBestIsTheBaseline) {
+  us_["cublas#1"] = 1.9;  // cuBLASLt's second suggestion beats its first (2.6)
+  us_["cublas#2"] = 3.0;
+  TuneRequest r = Request();
+  r.cublas_algorithms = 4;  // the fourth does not exist: skipped, not an error
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->winner, "cublas#1");  // JIT's 2.0 is not 3% below 1.9
+  EXPECT_EQ(result->backend->Describe(), "cublas#1");
+  auto again = SelectBackend(r);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->from_record);
+  EXPECT_EQ(again->winner, "cublas#1");
+  EXPECT_EQ(CublasAlgorithm("cublas"), 0);
+  EXPECT_EQ(CublasAlgorithm("cublas#12"), 12);
+  EXPECT_EQ(CublasAlgorithm("cublas#x"), -1);
+  EXPECT_EQ(CublasAlgorithm("sm80 64x64"), -1);
 }
 
 TEST_F(TunerTest, CublasKeepsNearTies) {
