@@ -1,0 +1,123 @@
+// Host-side rules of every kernel family, without a GPU: what the heuristics
+// propose is supported, launch shapes are legal and cover the output, and
+// what a family cannot do is refused.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "tests/testing/status_matchers.h"
+
+namespace jitgemm::jit {
+namespace {
+
+GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t, int64_t batch = 1) {
+  GemmProblem p = MakeGemm(m, n, k, t);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kRelu;
+  if (batch > 1) {
+    p.batch_count = batch;
+    p.a.batch_stride = m * k;
+    p.b.batch_stride = 0;
+    p.d.batch_stride = m * n;
+  }
+  return Canonicalize(p);
+}
+
+std::vector<GemmProblem> Problems() {
+  std::vector<GemmProblem> out;
+  for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 2048, 4096},
+                                                              {7, 300, 77},
+                                                              {16, 12288, 4096},
+                                                              {64, 128, 256},
+                                                              {1024, 1024, 1024},
+                                                              {257, 513, 191},
+                                                              {4096, 4096, 4096},
+                                                              {256, 256, 16384}}) {
+      out.push_back(Linear(m, n, k, t));
+    }
+    out.push_back(Linear(33, 65, 47, t, 5));
+  }
+  return out;
+}
+
+TEST(FamiliesTest, ProposedConfigsAreSupportedAndLaunchable) {
+  const TargetInfo target = OfflineTarget(90);
+  int checked = 0;
+  for (const GemmProblem& p : Problems()) {
+    for (TuningPolicy policy :
+         {TuningPolicy::kHeuristic, TuningPolicy::kFast, TuningPolicy::kExhaustive}) {
+      Options o;
+      o.tuning = policy;
+      const std::vector<KernelConfig> configs = ProposeConfigs(p, target, o);
+      ASSERT_FALSE(configs.empty()) << DebugString(p) << ": no family serves it";
+      if (policy == TuningPolicy::kHeuristic) EXPECT_EQ(configs.size(), 1u);
+      if (policy == TuningPolicy::kFast) EXPECT_LE(configs.size(), 8u);
+      for (const KernelConfig& c : configs) {
+        const KernelFamily& f = GetFamily(c.family);
+        const std::string what = DebugString(p) + " " + c.ToString();
+        ASSERT_TRUE(f.Supports(p, c, target).ok()) << what;
+        const LaunchShape s = f.Shape(p, c, target);
+        const int64_t threads = int64_t{s.block[0]} * s.block[1] * s.block[2];
+        EXPECT_GE(threads, 32) << what;
+        EXPECT_LE(threads, 1024) << what;
+        EXPECT_GE(s.grid[0], 1u) << what;
+        EXPECT_LE(s.grid[1], 65535u) << what;
+        EXPECT_LE(s.grid[2], 65535u) << what;
+        EXPECT_LE(s.shared_bytes, static_cast<uint32_t>(target.shared_bytes_per_block_optin))
+            << what;
+        if (c.family == Family::kSm80 || c.family == Family::kSimt) {
+          // Tiles cover D: N along x, M along y, batches (and splits) along z.
+          EXPECT_GE(int64_t{s.grid[0]} * c.block_n, p.n) << what;
+          EXPECT_GE(int64_t{s.grid[1]} * c.block_m, p.m) << what;
+          EXPECT_GE(int64_t{s.grid[2]}, p.batch_count) << what;
+        }
+        if (c.split_k > 1) EXPECT_GT(s.workspace_bytes, 0u) << what;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(FamiliesTest, FamiliesRefuseWhatTheyCannotDo) {
+  const TargetInfo target = OfflineTarget(90);
+  const GemmProblem half = Linear(100, 100, 100, DataType::kF16);
+  GemmProblem f32 = Linear(100, 100, 100, DataType::kF32);
+  const KernelFamily& sm80 = GetFamily(Family::kSm80);
+  const KernelConfig tc = sm80.Candidates(half, target, TuningPolicy::kHeuristic).front();
+  EXPECT_FALSE(sm80.Supports(f32, tc, target).ok()) << "sm80 has no fp32 path";
+  KernelConfig bad = tc;
+  bad.block_m = 48;  // not a power of two
+  EXPECT_FALSE(sm80.Supports(half, bad, target).ok());
+  EXPECT_FALSE(sm80.Supports(half, tc, OfflineTarget(75)).ok()) << "mma.sync bf16/f16 needs sm_80";
+
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  const GemmProblem decode = Linear(8, 2048, 4096, DataType::kBF16);
+  const KernelConfig sm = small.Candidates(decode, target, TuningPolicy::kHeuristic).front();
+  EXPECT_TRUE(small.Supports(decode, sm, target).ok());
+  EXPECT_FALSE(small.Supports(Linear(65, 2048, 4096, DataType::kBF16), sm, target).ok())
+      << "small_m is for M <= 64";
+
+  // Every valid problem has at least the SIMT family.
+  Options o;
+  o.tuning = TuningPolicy::kHeuristic;
+  EXPECT_EQ(ProposeConfigs(f32, target, o).front().family, Family::kSimt);
+}
+
+TEST(FamiliesTest, OptionsDecidePdl) {
+  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
+  const GemmProblem p = Linear(64, 128, 256, DataType::kF16);
+  Options o;
+  for (const KernelConfig& c : ProposeConfigs(p, ampere, o)) EXPECT_FALSE(c.pdl);
+  o.pdl = false;
+  for (const KernelConfig& c : ProposeConfigs(p, hopper, o)) EXPECT_FALSE(c.pdl);
+}
+
+}  // namespace
+}  // namespace jitgemm::jit
