@@ -4,9 +4,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "api/src/problem_internal.h"
 #include "common/status_macros.h"
+#include "jit/driver_api.h"
 #include "jit/single_flight.h"
 
 namespace jitgemm {
@@ -22,13 +24,16 @@ std::string OptionsKey(const Options& o) {
 
 absl::Status Gemm(const GemmProblem& problem, const GemmPointers& pointers, CUstream stream,
                   const Options& options) {
-  // Plans are cached per (context-independent) problem and options; a plan
-  // made for one context is only valid there, so the table belongs to the
-  // process's first context, which is the common case.
+  // One plan per (context, stream, problem, options): a plan is valid in the
+  // context it was made in, and runs of one plan must not overlap on
+  // different streams (its workspace), which runs on one stream never do.
   static auto* const kPlans = new jit::SingleFlight<Plan>();
   JITGEMM_RETURN_IF_ERROR(ValidateProblem(problem));
-  const std::string key =
-      absl::StrCat(ProblemSignature(Canonicalize(problem)), "|", OptionsKey(options));
+  CUcontext context = nullptr;
+  if (auto api = jit::GetDriver(); api.ok()) (*api)->cuCtxGetCurrent(&context);
+  const std::string key = absl::StrFormat(
+      "%s|%s|ctx=%p|stream=%p", ProblemSignature(Canonicalize(problem)), OptionsKey(options),
+      static_cast<void*>(context), static_cast<void*>(stream));
   JITGEMM_ASSIGN_OR_RETURN(auto plan,
                            kPlans->Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const Plan>> {
                              JITGEMM_ASSIGN_OR_RETURN(Plan p, Plan::Create(problem, options));

@@ -1,5 +1,5 @@
 // One-call convenience: plan (or reuse a plan from a process-wide table keyed by
-// the problem and options) and run. The first call for a problem does the slow
+// the current CUDA context, the stream, the problem and the options) and run. The first call for a problem does the slow
 // work of Plan::Create; later calls only look the plan up and launch.
 //
 // Thread safety: safe from any number of threads. Not for use inside stream
