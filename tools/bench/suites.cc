@@ -10,27 +10,6 @@
 namespace jitgemm::bench {
 namespace {
 
-const char* TypeLabel(DataType t) {
-  return t == DataType::kF32 ? "f32" : (t == DataType::kF16 ? "f16" : "bf16");
-}
-
-// Fills packed leading dimensions; clears strides of an unbatched problem.
-GemmProblem Canonical(GemmProblem p) {
-  auto fill = [](Operand& op, int64_t rows, int64_t cols) {
-    if (op.ld == 0) op.ld = op.layout == Layout::kRowMajor ? cols : rows;
-  };
-  fill(p.a, p.m, p.k);
-  fill(p.b, p.k, p.n);
-  fill(p.c, p.m, p.n);
-  fill(p.d, p.m, p.n);
-  if (p.batch_count == 1) {
-    p.a.batch_stride = p.b.batch_stride = p.c.batch_stride = p.d.batch_stride = kNoStride;
-    p.epilogue.bias_batch_stride = 0;
-  }
-  if (p.epilogue.beta == 0.0f) p.c = p.d;
-  return p;
-}
-
 // D (M x N, row-major) = A (M x K, row-major) B; B is nn.Linear's (N, K)
 // row-major weight (column-major K x N) when `linear_weight`, else row-major.
 GemmProblem Plain(DataType type, int64_t m, int64_t n, int64_t k, bool linear_weight) {
@@ -40,7 +19,7 @@ GemmProblem Plain(DataType type, int64_t m, int64_t n, int64_t k, bool linear_we
   p.k = k;
   p.a.type = p.b.type = p.c.type = p.d.type = type;
   p.b.layout = linear_weight ? Layout::kColMajor : Layout::kRowMajor;
-  return Canonical(p);
+  return Canonicalize(p);
 }
 
 std::vector<BenchCase> SmallMLinear() {
@@ -76,7 +55,7 @@ std::vector<BenchCase> BiasRelu() {
   for (const Shape& s : shapes) {
     BenchCase c;
     c.suite = "S2";
-    c.label = absl::StrFormat("%s %dx%dx%d", TypeLabel(s.type), s.m, s.k, s.n);
+    c.label = absl::StrFormat("%s %dx%dx%d", DataTypeName(s.type), s.m, s.k, s.n);
     c.problem = Plain(s.type, s.m, s.n, s.k, /*linear_weight=*/true);
     c.problem.epilogue.bias = BiasMode::kPerColumn;
     c.problem.epilogue.activation = Activation::kRelu;
@@ -102,7 +81,7 @@ std::vector<BenchCase> GroupedLinear() {
   p.b = {DataType::kBF16, Layout::kRowMajor, Dout, Din * Dout};
   p.d = {DataType::kBF16, Layout::kRowMajor, G * Dout, Dout};
   p.c = p.d;
-  c.problem = Canonical(p);
+  c.problem = Canonicalize(p);
   c.impls = {Impl::kCublasLoop, Impl::kCublasMm, Impl::kJit, Impl::kAuto};
   return {c};
 }
@@ -113,7 +92,7 @@ std::vector<BenchCase> LargeGemm() {
                                    std::pair{DataType::kF16, int64_t{4096}}}) {
     BenchCase c;
     c.suite = "S6";
-    c.label = absl::StrFormat("%s %dx%dx%d", TypeLabel(type), size, size, size);
+    c.label = absl::StrFormat("%s %dx%dx%d", DataTypeName(type), size, size, size);
     c.problem = Plain(type, size, size, size, /*linear_weight=*/false);
     c.impls = {Impl::kCublasMm, Impl::kJit, Impl::kAuto};
     cases.push_back(c);
