@@ -43,6 +43,8 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
     for (KernelConfig c : family.Candidates(p, target, options.tuning)) {
       // Families may decline PDL per config (it costs some shapes time).
       c.pdl = c.pdl && options.pdl && target.sm >= 90;
+      // Early reads of B need both PDL and the caller's constant_b promise.
+      if (c.early_b && !(c.pdl && options.constant_b)) continue;
       if (!family.Supports(p, c, target).ok()) continue;
       out.push_back(c);
       if (options.tuning == TuningPolicy::kHeuristic) return out;

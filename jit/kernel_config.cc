@@ -19,9 +19,11 @@ const char* FamilyName(Family family) {
 }
 
 std::string KernelConfig::ToString() const {
-  return absl::StrFormat("%s bm=%d bn=%d bk=%d wm=%d wn=%d st=%d sk=%d pdl=%d rm=%d",
+  // eb and xc appear only when set, so keys of configs that predate it stay valid.
+  return absl::StrFormat("%s bm=%d bn=%d bk=%d wm=%d wn=%d st=%d sk=%d pdl=%d rm=%d%s%s",
                          FamilyName(family), block_m, block_n, block_k, warps_m, warps_n, stages,
-                         split_k, pdl, runtime_m);
+                         split_k, pdl, runtime_m, early_b ? " eb=1" : "",
+                         x_copy > 0 ? absl::StrFormat(" xc=%d", x_copy) : "");
 }
 
 }  // namespace jitgemm::jit

@@ -30,6 +30,12 @@ struct KernelConfig {
   bool pdl = true;  // the family may use PDL; Options::pdl and the arch have the last word
   // M is a run-time argument instead of a constant (decode-style M that varies).
   bool runtime_m = false;
+  // B may be read before the previous grid on the stream finishes (PDL and
+  // Options::constant_b both required; ProposeConfigs drops it otherwise).
+  bool early_b = false;
+  // small_m: x reaches shared memory by bulk copies (1) or bulk copies
+  // multicast to clusters of x_copy CTAs (2, 4, 8); 0: per-lane cp.async.
+  int x_copy = 0;
 
   // Canonical text: part of the cache key, so every field must appear.
   std::string ToString() const;
@@ -42,6 +48,7 @@ struct LaunchShape {
   uint32_t shared_bytes = 0;   // dynamic shared memory
   size_t workspace_bytes = 0;  // zeroed device memory the plan owns, passed as args.workspace
   bool pdl = false;            // launch with programmatic stream serialization
+  uint32_t cluster_x = 1;      // CTAs per thread-block cluster along x (1: no cluster)
 };
 
 }  // namespace jitgemm::jit

@@ -78,12 +78,23 @@ absl::Status Launch(const DriverApi& api, CUfunction function, const LaunchShape
   config.blockDimZ = shape.block[2];
   config.sharedMemBytes = shape.shared_bytes;
   config.hStream = stream;
-  CUlaunchAttribute attrs[1];
+  CUlaunchAttribute attrs[2];
+  unsigned n = 0;
   if (shape.pdl) {
-    attrs[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attrs[0].value.programmaticStreamSerializationAllowed = 1;
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (shape.cluster_x > 1) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = shape.cluster_x;
+    attrs[n].value.clusterDim.y = 1;
+    attrs[n].value.clusterDim.z = 1;
+    ++n;
+  }
+  if (n > 0) {
     config.attrs = attrs;
-    config.numAttrs = 1;
+    config.numAttrs = n;
   }
   GemmArgs copy = args;
   void* params[] = {&copy};

@@ -81,6 +81,8 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
     absl::StrAppend(&out.kernel_name, "_", ActivationName(p.epilogue.activation));
   }
   if (config.pdl) absl::StrAppend(&out.kernel_name, "_pdl");
+  if (config.early_b) absl::StrAppend(&out.kernel_name, "_earlyb");
+  if (config.x_copy > 0) absl::StrAppend(&out.kernel_name, "_xc", config.x_copy);
 
   std::string& s = out.source;
   absl::StrAppend(&s, "// ", out.kernel_name, "\n#include \"", family.header(), "\"\n\n");

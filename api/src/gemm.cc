@@ -16,8 +16,8 @@ namespace {
 
 std::string OptionsKey(const Options& o) {
   return absl::StrCat(static_cast<int>(o.backend), ",", static_cast<int>(o.tuning), ",",
-                      o.jit_enabled, ",", o.allow_tf32, ",", o.pdl, ",", o.pointer_alignment, ",",
-                      o.win_margin, ",", o.arch);
+                      o.jit_enabled, ",", o.allow_tf32, ",", o.pdl, ",", o.constant_b, ",",
+                      o.pointer_alignment, ",", o.win_margin, ",", o.arch);
 }
 
 }  // namespace
@@ -31,9 +31,9 @@ absl::Status Gemm(const GemmProblem& problem, const GemmPointers& pointers, CUst
   JITGEMM_RETURN_IF_ERROR(ValidateProblem(problem));
   CUcontext context = nullptr;
   if (auto api = jit::GetDriver(); api.ok()) (*api)->cuCtxGetCurrent(&context);
-  const std::string key = absl::StrFormat(
-      "%s|%s|ctx=%p|stream=%p", ProblemSignature(Canonicalize(problem)), OptionsKey(options),
-      static_cast<void*>(context), static_cast<void*>(stream));
+  const std::string key =
+      absl::StrFormat("%s|%s|ctx=%p|stream=%p", ProblemSignature(Canonicalize(problem)),
+                      OptionsKey(options), static_cast<void*>(context), static_cast<void*>(stream));
   JITGEMM_ASSIGN_OR_RETURN(auto plan,
                            kPlans->Get(key, [&]() -> absl::StatusOr<std::shared_ptr<const Plan>> {
                              JITGEMM_ASSIGN_OR_RETURN(Plan p, Plan::Create(problem, options));

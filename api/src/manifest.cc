@@ -1,9 +1,9 @@
 #include "api/src/manifest.h"
 
-#include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -118,6 +118,7 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     r.Get(o, "tuning", "options", &tuning);
     r.Get(o, "backend", "options", &backend);
     r.Get(o, "pdl", "options", &m.options.pdl);
+    r.Get(o, "constant_b", "options", &m.options.constant_b);
     r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
     r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
     if (tuning == "heuristic")
@@ -232,6 +233,7 @@ std::string ManifestToJson(const Manifest& m) {
                 {{"tuning", tuning},
                  {"backend", backend},
                  {"pdl", m.options.pdl},
+                 {"constant_b", m.options.constant_b},
                  {"allow_tf32", m.options.allow_tf32},
                  {"pointer_alignment", m.options.pointer_alignment}}},
                {"problems", problems}};

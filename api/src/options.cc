@@ -28,6 +28,8 @@ Options Options::FromEnvironment() {
   if (tuning == "heuristic") o.tuning = TuningPolicy::kHeuristic;
   const std::string pdl = Env("JITGEMM_PDL");
   if (pdl == "0" || pdl == "off" || pdl == "false") o.pdl = false;
+  const std::string constant_b = Env("JITGEMM_CONSTANT_B");
+  if (constant_b == "1" || constant_b == "on" || constant_b == "true") o.constant_b = true;
   if (const char* arch = std::getenv("JITGEMM_ARCH"); arch && *arch) o.arch = arch;
   return o;
 }

@@ -105,13 +105,13 @@ cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
 // candidates' behaviour, and the environment. The candidate list is left out
 // so a new candidate set does not orphan old decisions.
 std::string TuningKeyText(const GemmProblem& p, const Options& o, const cache::TuningRecord& env) {
-  return absl::StrCat("jitgemm-tuning-key v1\nproblem=", ProblemSignature(p),
-                      "\nbackend=", static_cast<int>(o.backend),
-                      " tuning=", static_cast<int>(o.tuning), " tf32=", o.allow_tf32,
-                      " pdl=", o.pdl, " align=", o.pointer_alignment, " margin=", o.win_margin,
-                      "\ndevice=", env.device_name, " sms=", env.sm_count,
-                      " driver=", env.driver_version, " cublas=", env.cublas_version,
-                      " lib=", env.library_version, "\n");
+  return absl::StrCat(
+      "jitgemm-tuning-key v1\nproblem=", ProblemSignature(p),
+      "\nbackend=", static_cast<int>(o.backend), " tuning=", static_cast<int>(o.tuning),
+      " tf32=", o.allow_tf32, " pdl=", o.pdl, o.constant_b ? " constb=1" : "",
+      " align=", o.pointer_alignment, " margin=", o.win_margin, "\ndevice=", env.device_name,
+      " sms=", env.sm_count, " driver=", env.driver_version, " cublas=", env.cublas_version,
+      " lib=", env.library_version, "\n");
 }
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,
@@ -191,10 +191,10 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   impl->info.reason = result.reason;
   impl->info.candidate_us = result.candidate_us;
   if (!options.jit_enabled) {
-    impl->info.reason = absl::StrCat(
-        "JITGEMM_JIT=off, served by ",
-        tune::CublasAlgorithm(result.winner) >= 0 ? "cuBLAS" : "a cached kernel", "; ",
-        result.reason);
+    impl->info.reason =
+        absl::StrCat("JITGEMM_JIT=off, served by ",
+                     tune::CublasAlgorithm(result.winner) >= 0 ? "cuBLAS" : "a cached kernel", "; ",
+                     result.reason);
   }
   // Strict mode always says what served each plan, as deployments want to know.
   LogDecision(p, impl->info, /*force=*/!options.jit_enabled);

@@ -57,6 +57,7 @@ struct Geometry {
   int split = 1;
   int64_t ck = 1, cc = 1, cw = 1, cc_pad = 1, tiles = 1;
   bool x_ring = true;
+  bool x_bulk = false;  // the kernel's kXMulti, less the pointer alignment it alone knows
   int64_t x_bytes = 0, t_bytes = 0, smem = 0, counter_bytes = 0, workspace = 0;
 };
 
@@ -82,12 +83,21 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
   g.x_ring = p.a.layout == Layout::kRowMajor && (p.a.ld * esize) % 16 == 0 &&
              (!batched_a || (p.a.batch_stride * esize) % 16 == 0);
   g.x_bytes = g.x_ring ? int64_t{g.warps} * g.stages * g.mg * 512 : g.cc_pad * g.mg * 512;
+  const bool k_even = p.k % kChunk == 0 && g.ck % g.split == 0 && g.cc % g.warps_k == 0;
+  g.x_bulk = c.x_copy >= 1 && c.x_copy <= 8 && g.cw <= g.stages && g.split == 1 && k_even &&
+             p.a.layout == Layout::kRowMajor && (p.a.ld * esize) % 16 == 0 && p.batch_count == 1 &&
+             g.tiles % std::max(1, c.x_copy) == 0;
+  if (g.x_bulk) {
+    // [warp K range][row][chunk] with a 64-byte pad a row; never below what
+    // the ring fallback needs (a pointer under 16-byte alignment).
+    g.x_bytes = std::max(g.x_bytes, int64_t{g.warps_k} * g.mp * (g.cw * 64 + 64));
+  }
   g.t_bytes = int64_t{g.warps_k} * g.mp * (g.bn + 4) * 4;
   g.smem = std::max(g.x_bytes, g.t_bytes);
   g.counter_bytes = CeilDiv(g.tiles * p.batch_count * 4, 256) * 256;
-  g.workspace = g.split > 1 ? g.counter_bytes + g.tiles * p.batch_count * g.split *
-                                                    int64_t{g.mp} * g.bn * 4
-                            : 0;
+  g.workspace = g.split > 1
+                    ? g.counter_bytes + g.tiles * p.batch_count * g.split * int64_t{g.mp} * g.bn * 4
+                    : 0;
   return g;
 }
 
@@ -136,8 +146,7 @@ class SmallMFamily final : public KernelFamily {
     if (target.sm < 80) {
       return absl::UnimplementedError("small_m needs bf16/fp16 mma.sync (sm_80 or later)");
     }
-    if (p.a.type != p.b.type ||
-        (p.a.type != DataType::kBF16 && p.a.type != DataType::kF16)) {
+    if (p.a.type != p.b.type || (p.a.type != DataType::kBF16 && p.a.type != DataType::kF16)) {
       return absl::UnimplementedError("small_m: A and B must both be bf16 or both fp16");
     }
     if (p.b.layout != Layout::kColMajor) {
@@ -150,7 +159,8 @@ class SmallMFamily final : public KernelFamily {
           absl::StrCat("small_m: block_m must be a multiple of 8 in [M, 64]: ", c.ToString()));
     }
     if (c.block_k != kChunk) {
-      return absl::InvalidArgumentError(absl::StrCat("small_m: block_k must be 32: ", c.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: block_k must be 32: ", c.ToString()));
     }
     const int threads = 32 * c.warps_m * c.warps_n;
     if (c.warps_m < 1 || c.warps_n < 1 || threads > kMaxThreads || c.block_n < 16 ||
@@ -158,15 +168,21 @@ class SmallMFamily final : public KernelFamily {
       return absl::InvalidArgumentError(
           absl::StrCat("small_m: block_n = 16 * R * warps_n, <= 512 threads: ", c.ToString()));
     }
+    if (c.x_copy != 0 && c.x_copy != 1 && c.x_copy != 2 && c.x_copy != 4 && c.x_copy != 8) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("small_m: x_copy is 0, 1, 2, 4 or 8: ", c.ToString()));
+    }
+    if (c.x_copy > 0 && target.sm < 90) {
+      return absl::UnimplementedError("small_m: bulk copies and clusters need sm_90");
+    }
     if (c.stages < 1 || c.stages > 16 || c.split_k < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("small_m: stages in 1..16, split_k >= 1: ", c.ToString()));
     }
     const Geometry g = Derive(p, c);
     if (!FitsRegisters(g)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("small_m: ring and accumulators exceed the register budget: ",
-                       c.ToString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "small_m: ring and accumulators exceed the register budget: ", c.ToString()));
     }
     if (c.split_k > g.ck || c.split_k > kMaxGridYZ || p.batch_count > kMaxGridYZ ||
         g.tiles > (int64_t{1} << 31) - 1) {
@@ -202,6 +218,8 @@ class SmallMFamily final : public KernelFamily {
     s.shared_bytes = static_cast<uint32_t>(smem);
     s.workspace_bytes = static_cast<size_t>(g.workspace);
     s.pdl = c.pdl;
+    // Clusters only where the kernel multicasts; the grid is a multiple then.
+    s.cluster_x = g.x_bulk && c.x_copy > 1 ? static_cast<uint32_t>(c.x_copy) : 1;
     return s;
   }
 
@@ -236,8 +254,7 @@ class SmallMFamily final : public KernelFamily {
     int split = 1;
     if (ctas * 2 < sms) {
       // Each warp keeps at least 4 chunks of its own.
-      split = static_cast<int>(std::max<int64_t>(
-          1, std::min<int64_t>(sms / ctas, ck / (4 * wk))));
+      split = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(sms / ctas, ck / (4 * wk))));
     }
     auto stages_for = [](int rr) { return rr == 1 ? 8 : 4; };
     const int bm_exact = RoundUp8(p.m);
@@ -245,6 +262,7 @@ class SmallMFamily final : public KernelFamily {
     // M in 9..16 with one 16-row tile per CTA: every CTA reads as many bytes
     // of x as of W. Two tiles per warp on half the SMs (no split-K, no PDL)
     // halve the x traffic: 2048 x 4096, M = 16: 8.73 us vs 9.19 (H100).
+    const int r_base = r;  // before the M = 9..16 change below
     bool x_bound = false;
     if (bm_bucket == 16 && wn == 1 && r == 1 && split == 1 && p.batch_count == 1 &&
         CeilDiv(rows16, 2) * 2 >= sms - sms / 8) {
@@ -297,6 +315,45 @@ class SmallMFamily final : public KernelFamily {
         }
       }
     }
+    // Early-weight kernels, used only under PDL with Options::constant_b
+    // (ProposeConfigs drops them otherwise): as many of a warp's chunks as the
+    // register budget allows are loaded before the wait. Where that is the
+    // warp's whole slice, x arrives by bulk copies, multicast to CTA pairs in
+    // a second variant, in a block_m of at least 16. Measured (H100, 2048 x
+    // 4096 bf16, 100 weights, us per call, M = 1 / 2 / 4 / 8 / 16): bulk x
+    // 6.22 / 6.47 / 6.79 / 7.30 / 8.87, pairs 6.62 / 6.69 / 6.81 / 6.96 /
+    // 8.16, x by cp.async 6.42 / 7.31 / 7.37 / 8.15 / -, the L2-prefetch
+    // kernel 7.38 / 7.47 / 7.62 / 8.00 / 8.76. 4096 x 4096 (slice too big for
+    // the ring): 11.83 vs 12.31 at M = 1, slower from M = 8.
+    if (target.sm >= 90) {
+      KernelConfig e = Make(bm_bucket, r_base, wn, wk, stages_for(r_base), split, true);
+      e.early_b = true;
+      e.stages =
+          static_cast<int>(std::min<int64_t>(16, std::max<int64_t>(Derive(p, e).cw, e.stages)));
+      while (e.stages > 1 && !Supports(p, e, target).ok()) e.stages /= 2;
+      std::vector<KernelConfig> twins;
+      if (Supports(p, e, target).ok()) {
+        KernelConfig bulk = e;
+        bulk.block_m = std::max(16, e.block_m);
+        bulk.x_copy = 1;
+        KernelConfig pairs = bulk;
+        pairs.x_copy = 2;
+        std::vector<KernelConfig> bulks;
+        for (const KernelConfig& c : {bulk, pairs}) {
+          if (Supports(p, c, target).ok() && Derive(p, c).x_bulk) bulks.push_back(c);
+        }
+        if (bulks.size() == 2 && p.m > 4) std::swap(bulks[0], bulks[1]);
+        twins = bulks;
+        twins.push_back(e);
+      }
+      // Without bulk x the early kernel wins only at M <= 2 (above).
+      const bool lead = !twins.empty() && (twins.front().x_copy > 0 || p.m <= 2);
+      auto at = lead ? out.begin() : out.begin() + std::min<size_t>(1, out.size());
+      for (const KernelConfig& t : twins) {
+        if (std::find(out.begin(), out.end(), t) != out.end()) continue;
+        at = out.insert(at, t) + 1;
+      }
+    }
     if (policy == TuningPolicy::kFast && out.size() > 8) out.resize(8);
     return out;
   }
@@ -306,10 +363,18 @@ class SmallMFamily final : public KernelFamily {
     // weight load (the kernel's defaults, written out for the cache key).
     // Weights that stream past L2 ask for 256-byte L2 fills: 12288 x 4096
     // ran 35.5 us vs 38.3 without (H100, M = 1; cuBLAS 36.2).
+    // Early weights release dependents at entry: the next grid's weights then
+    // stream while this grid computes (measured above).
     const int hint = WeightBytes(p) > kHintBytes ? 256 : 0;
-    return absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
-                        ";\n  static constexpr int kSmallMTrigger = 1;\n",
-                        "  static constexpr int kSmallMLoadHint = ", hint, ";\n");
+    std::string extra =
+        absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
+                     ";\n  static constexpr int kSmallMTrigger = ", c.early_b ? 0 : 1, ";\n",
+                     "  static constexpr int kSmallMLoadHint = ", hint, ";\n");
+    if (c.early_b) absl::StrAppend(&extra, "  static constexpr bool kSmallMEarlyB = true;\n");
+    if (c.x_copy > 0) {
+      absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
+    }
+    return extra;
   }
 };
 

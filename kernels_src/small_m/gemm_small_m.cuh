@@ -42,6 +42,15 @@
 // released at entry, a co-resident next grid prefetched too early and ran
 // about 1 us slower per call on an H100 (measured, 2k x 4k bf16).
 //
+// Early weights (kSmallMEarlyB, the plan's constant_b promise that no earlier
+// work in the stream writes B): the register ring's first kStages chunks are
+// loaded before griddepcontrol.wait and dependents are released at entry, so
+// the next grid's weights stream while this one computes. With the whole
+// slice in the ring (2k x 4k: 16 chunks a warp) an H100 ran 6.3 us per call
+// at M = 1 against 7.35 (the L2 prefetch alone); x, which the previous grid
+// writes, is still read after the wait, and its L2 traffic then sits on the
+// critical path: the gain shrinks with M and turns into a loss from M = 4.
+//
 // Any K and any alignment: chunks past K are zero-filled; B rows that are only
 // 8/4/2-byte aligned use narrower loads (slower, still correct).
 #pragma once
@@ -68,6 +77,9 @@ struct MakeVoid {
 //     so each W row is requested 64 * kSmallMGroup contiguous bytes at a time
 //   kSmallMTrigger: 0 launch dependents at entry, 1 once the last W load is issued,
 //     2 once the middle chunk's load is issued, 3 once the first quarter's is
+//   kSmallMEarlyB: under PDL, the first kStages chunks of W are loaded into
+//     registers before griddepcontrol.wait (the plan's constant_b promise: no
+//     earlier work in the stream writes B)
 //   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
 //     16-byte aligned); otherwise the CTA stages its whole x slice first
 template <class S, class = void>
@@ -127,6 +139,22 @@ struct UnrollOf<S, typename MakeVoid<decltype(S::kSmallMUnroll)>::type> {
   static constexpr int value = S::kSmallMUnroll;
 };
 template <class S, class = void>
+struct EarlyBOf {
+  static constexpr bool value = false;
+};
+template <class S>
+struct EarlyBOf<S, typename MakeVoid<decltype(S::kSmallMEarlyB)>::type> {
+  static constexpr bool value = S::kSmallMEarlyB;
+};
+template <class S, class = void>
+struct XClusterOf {
+  static constexpr int value = 0;
+};
+template <class S>
+struct XClusterOf<S, typename MakeVoid<decltype(S::kSmallMXCluster)>::type> {
+  static constexpr int value = S::kSmallMXCluster;
+};
+template <class S, class = void>
 struct XRingOf {
   static constexpr bool value = true;
 };
@@ -152,9 +180,9 @@ struct Traits {
   static constexpr int kR = kBN / (16 * kWarpsN);  // 16-row tiles of W per warp
   static constexpr int kStages = S::kStages;
   static constexpr int kSplitK = S::kSplitK;
-  static constexpr int kCK = (S::kK + 31) / 32;               // chunks along K
-  static constexpr int kCC = (kCK + kSplitK - 1) / kSplitK;   // chunks per CTA
-  static constexpr int kCW = (kCC + kWarpsK - 1) / kWarpsK;   // chunks per warp
+  static constexpr int kCK = (S::kK + 31) / 32;              // chunks along K
+  static constexpr int kCC = (kCK + kSplitK - 1) / kSplitK;  // chunks per CTA
+  static constexpr int kCW = (kCC + kWarpsK - 1) / kWarpsK;  // chunks per warp
   static constexpr int kCCPad = kCW * kWarpsK;
   static constexpr int kTilesN = (S::kN + kBN - 1) / kBN;
   static constexpr bool kNFull = S::kN % kBN == 0;
@@ -167,9 +195,28 @@ struct Traits {
   // Chosen from the layout alone (rows 16-byte aligned apart), never from the
   // pointer: the host sizes shared memory without knowing pointer alignment.
   // A pointer below 16-byte alignment then takes narrow synchronous loads.
-  static constexpr bool kXRing = XRingOf<S>::value && S::kRowA && (S::kLda * 2) % 16 == 0 &&
+  // x by bulk copy (kSmallMXCluster = C >= 1, sm_90): after the wait, one
+  // bulk copy per (warp K range, row) instead of 16-byte cp.async per lane;
+  // with C > 1 the C CTAs of a cluster (adjacent n tiles, same K range) each
+  // copy a share of the rows and multicast it to all C, so L2 serves each x
+  // line to 1/C as many SMs (every CTA reading the same x lines at once is
+  // what costs: 2k x 4k at M = 8 ran 8.15 us with the ring, 7.3 with bulk
+  // copies, 6.96 multicast in pairs, H100). Rows sit [warp][row][chunk] with
+  // a 64-byte pad per row, so the 8 lanes of a 16-byte shared-load phase hit
+  // distinct banks. Only where every warp's slice is in the ring at once; the
+  // ring path otherwise (the host sizes shared memory for either).
+  static constexpr int kXCluster = XClusterOf<S>::value;
+  static constexpr bool kXMulti = kXCluster >= 1 && kXCluster <= 8 && kCW <= kStages &&
+                                  kSplitK == 1 && kKEven && S::kRowA && (S::kLda * 2) % 16 == 0 &&
+                                  S::kAlignA >= 16 && S::kBatch == 1 &&
+                                  kTilesN % (kXCluster > 0 ? kXCluster : 1) == 0;
+  static constexpr int kXRowBytes = kCW * 64 + 64;
+  static constexpr bool kXRing = !kXMulti && XRingOf<S>::value && S::kRowA &&
+                                 (S::kLda * 2) % 16 == 0 &&
                                  (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
-  static constexpr int kXBytes = kXRing ? kWarps * kStages * kMG * 512 : kCCPad * kMG * 512;
+  static constexpr int kXBytes = kXMulti  ? kWarpsK * kMP * kXRowBytes
+                                 : kXRing ? kWarps * kStages * kMG * 512
+                                          : kCCPad * kMG * 512;
   static constexpr int kTStride = kBN + 4;  // floats; conflict-free fragment stores
   static constexpr int kTBytes = kWarpsK * kMP * kTStride * 4;
   static constexpr int kSmemBytes = CMax(kXBytes, kTBytes);
@@ -177,9 +224,9 @@ struct Traits {
   // The ring path keeps the outer loop rolled: unrolled, ptxas materialises
   // every chunk's cp.async addresses (measured: 170 vs 110 registers).
   static constexpr int kOuterUnroll = UnrollOf<S>::value >= 0 ? UnrollOf<S>::value
-                                      : kXRing               ? 1
-                                      : kCW <= 256           ? (kCW + kStages - 1) / kStages
-                                                             : 1;
+                                      : kXRing                ? 1
+                                      : kCW <= 256            ? (kCW + kStages - 1) / kStages
+                                                              : 1;
   // L2 prefetch under PDL: the whole slice when all weights fit in a third of
   // an H100's L2, else the first ~16 MB spread over the grid.
   static constexpr long long kWeightBytes =
@@ -256,6 +303,10 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   constexpr int kHint = LoadHintOf<S>::value;
   constexpr bool kEvict = EvictFirstOf<S>::value;
   constexpr bool kXRing = Tr::kXRing;
+  constexpr bool kEarlyB = S::kPdl && EarlyBOf<S>::value;
+  // First warp-local chunk the L2 prefetch covers (early mode loads the
+  // ring's chunks themselves before the wait).
+  constexpr int kPfFrom = kEarlyB ? kStages : 0;
   constexpr bool kTriggerEarly = S::kPdl && TriggerOf<S>::value == 0;
   constexpr bool kTriggerLate = S::kPdl && TriggerOf<S>::value != 0;
   // Chunk whose load issue releases the dependents (kTriggerLate): the last
@@ -266,6 +317,8 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 
   extern __shared__ U4 smem_dyn[];
   __shared__ unsigned s_last;
+  __shared__ unsigned s_sink;  // see kEarlyB below; never read
+  __shared__ alignas(8) unsigned long long s_xbar;
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -280,20 +333,25 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   // Run-time M never exceeds the rows kept on chip (the plan guarantees it).
   const int m_rt = S::kM != 0 ? S::kM : CMin(args.m, kMP);
 
-  const unsigned short* bmat = static_cast<const unsigned short*>(args.b) +
-                               static_cast<int64>(batch) * S::kStrideB;
-  const unsigned short* abase = static_cast<const unsigned short*>(args.a) +
-                                static_cast<int64>(batch) * S::kStrideA;
+  const unsigned short* bmat =
+      static_cast<const unsigned short*>(args.b) + static_cast<int64>(batch) * S::kStrideB;
+  const unsigned short* abase =
+      static_cast<const unsigned short*>(args.a) + static_cast<int64>(batch) * S::kStrideA;
   const int n_warp = tile_n * kBN + wn * 16 * kR;  // first W row of this warp
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
   const int c_warp = c_cta + wk * kCW;             // first global chunk of the warp
 
+  if constexpr (Tr::kXMulti) {
+    // Every CTA's mbarrier exists before any peer multicasts into it.
+    if (tid == 0) MbarInit(SmemAddr(&s_xbar), 1);
+    ClusterSync();
+  }
   if (S::kPdl) {
     if (kTriggerEarly) LaunchDependents();
 #if __CUDA_ARCH__ >= 900
-    if (Tr::kPrefetch > 0) {
+    if (Tr::kPrefetch > kPfFrom) {
       const int c_end = CMin(CMin(c_warp + Tr::kPrefetch, c_cta + kCC), kCK);
-      const int k_begin = c_warp * 32;
+      const int k_begin = (c_warp + kPfFrom) * 32;
       const int k_end = CMin(c_end * 32, kK);
       if (k_end > k_begin) {
         const unsigned bytes = static_cast<unsigned>(k_end - k_begin) * 2u;
@@ -313,7 +371,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
       }
     }
 #endif
-    GridDependencyWait();
+    if (!kEarlyB) GridDependencyWait();
   }
 
   unsigned long long policy = 0;
@@ -334,9 +392,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   }
 
   // Chunk c of this warp exists (K and split-K remainders).
-  auto chunk_valid = [&](int c) {
-    return Tr::kKEven || (wk * kCW + c < kCC && c_warp + c < kCK);
-  };
+  auto chunk_valid = [&](int c) { return Tr::kKEven || (wk * kCW + c < kCC && c_warp + c < kCK); };
 
   // Loads warp-local chunk c of W into w (zeros outside K and N).
   auto load_w = [&](U4(&w)[kR][2], int c) {
@@ -393,12 +449,12 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
         if (S::kAlignA >= 16) {
           CpAsync16Z(dst, xsrc[mg] + c * 32, xbytes[mg]);
         } else {  // pointer below 16-byte alignment: narrow loads, synchronous
-          StoreShared16(dst, xbytes[mg] != 0u ? Load8<S::kAlignA, 0, false>(xsrc[mg] + c * 32, 0)
-                                               : ZeroU4());
+          StoreShared16(
+              dst, xbytes[mg] != 0u ? Load8<S::kAlignA, 0, false>(xsrc[mg] + c * 32, 0) : ZeroU4());
         }
       } else {
-        StoreShared16(dst, count > 0 && xbytes[mg] != 0u ? Load8Partial(xsrc[mg] + c * 32, count)
-                                                         : ZeroU4());
+        StoreShared16(
+            dst, count > 0 && xbytes[mg] != 0u ? Load8Partial(xsrc[mg] + c * 32, count) : ZeroU4());
       }
     }
   };
@@ -412,11 +468,56 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     if (kXRing) CpAsyncCommit();  // one group per slot, empty ones included
   };
 
+  if constexpr (kEarlyB) {
+    // W does not depend on the previous grid (constant_b): its first chunks
+    // stream in while that grid finishes; x and every store wait.
+    unsigned sink = 0;
 #pragma unroll
-  for (int j = 0; j < kStages; ++j) issue(j, j);
+    for (int j = 0; j < kStages; ++j) {
+      if (j < kCW) {
+        load_w(ring[j], j);
+#pragma unroll
+        for (int r = 0; r < kR; ++r) sink ^= ring[j][r][0].x ^ ring[j][r][1].x;
+      }
+    }
+    // ptxas sinks loads whose results are unused below griddepcontrol.wait
+    // (legal, and it saves registers), which would start them only after the
+    // previous grid. A shared-memory reduction of their xor keeps them above
+    // the wait (an atomic, so racecheck sees no conflicting writes).
+    asm volatile("red.shared.xor.b32 [%0], %1;" ::"r"(SmemAddr(&s_sink)), "r"(sink) : "memory");
+    GridDependencyWait();
+#pragma unroll
+    for (int j = 0; j < kStages; ++j) {
+      if (kXRing && j < kCW) load_x(j, j);
+      if (kXRing) CpAsyncCommit();
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kStages; ++j) issue(j, j);
+  }
   if (kTriggerLate && kTrigAt < kStages) LaunchDependents();
 
-  if (!kXRing) {
+  if constexpr (Tr::kXMulti) {
+    // One bulk copy per (warp K range, row); copy q is issued by cluster rank
+    // q % C and lands in all C CTAs. Rows at or past M are never read into
+    // valid outputs (row m of x only feeds column m of D), so they stay unset.
+    const unsigned rank = ClusterRank();
+    const unsigned bar = SmemAddr(&s_xbar);
+    const int copies = kWarpsK * m_rt;
+    if (tid == 0) MbarArriveExpectTx(bar, static_cast<unsigned>(copies) * kCW * 64);
+    for (int q = tid; q < copies; q += S::kThreads) {
+      if (q % Tr::kXCluster != static_cast<int>(rank)) continue;
+      const int w = q / m_rt, m = q % m_rt;
+      BulkCopyMulticast(SmemAddr(smem_dyn) + (w * kMP + m) * Tr::kXRowBytes,
+                        abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32, kCW * 64,
+                        bar, static_cast<unsigned short>((1u << Tr::kXCluster) - 1));
+    }
+    MbarWait(bar, 0);
+    // Peers may exit only once every multicast has landed everywhere.
+    ClusterArrive();
+  }
+
+  if (!kXRing && !Tr::kXMulti) {
     // Whole x slice -> shared memory, fragment order: 16-byte unit (chunk cl,
     // row m, quarter t4) lands at ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4).
     const unsigned xs_addr = SmemAddr(smem_dyn);
@@ -461,8 +562,10 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[r][mg][i] = 0.f;
 
-  const U4* xs_lane = kXRing ? smem_dyn + warp * kStages * kMG * 32 + lane
-                             : smem_dyn + wk * kCW * kMG * 32 + lane;
+  const U4* xs_lane =
+      kXRing ? smem_dyn + warp * kStages * kMG * 32 + lane : smem_dyn + wk * kCW * kMG * 32 + lane;
+  const char* xm_lane =
+      reinterpret_cast<const char*>(smem_dyn) + (wk * kMP + g) * Tr::kXRowBytes + t * 16;
 
 #pragma unroll Tr::kOuterUnroll
   for (int c0 = 0; c0 < kCW; c0 += kStages) {
@@ -477,7 +580,10 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
           for (int mg = 0; mg < kMG; ++mg) {
             // All kMG groups, also those past a run-time M: branch-free code
             // schedules better, and the plan picks kBlockM close to M.
-            const U4 xb = xc[mg * 32];
+            const U4 xb =
+                Tr::kXMulti
+                    ? *reinterpret_cast<const U4*>(xm_lane + mg * 8 * Tr::kXRowBytes + c * 64)
+                    : xc[mg * 32];
 #pragma unroll
             for (int r = 0; r < kR; ++r) {
               const U4& w0 = ring[j][r][0];
@@ -539,6 +645,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
       tile_sum(m, nl, v);
       if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
     }
+    if constexpr (Tr::kXMulti) ClusterWait();
     return;
   }
 
@@ -546,8 +653,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   // sums all partials. bar.sync + thread 0's acq_rel atomic order every
   // thread's partial stores before the arrival (release is cumulative).
   unsigned* counters = static_cast<unsigned*>(args.workspace);
-  float* parts =
-      reinterpret_cast<float*>(static_cast<char*>(args.workspace) + Tr::kCounterBytes);
+  float* parts = reinterpret_cast<float*>(static_cast<char*>(args.workspace) + Tr::kCounterBytes);
   const int tile = batch * Tr::kTilesN + tile_n;
   float* mine = parts + (static_cast<int64>(tile) * kSplitK + cta_k) * (kMP * kBN);
   for (int i = tid; i < items; i += S::kThreads) {

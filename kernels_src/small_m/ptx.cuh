@@ -46,10 +46,9 @@ __device__ __forceinline__ U4 LoadStream16(const void* p, unsigned long long pol
           : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
           : "l"(p), "l"(policy));
     } else {
-      asm volatile(
-          "ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-          : "l"(p), "l"(policy));
+      asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p), "l"(policy));
     }
   } else {
     if (kHint == 256) {
@@ -151,22 +150,54 @@ __device__ __forceinline__ void CpAsyncWait() {
 // The same for a count known only after unrolling (folds to one instruction).
 __device__ __forceinline__ void CpAsyncWaitN(int pending) {
   switch (pending) {
-    case 0: CpAsyncWait<0>(); break;
-    case 1: CpAsyncWait<1>(); break;
-    case 2: CpAsyncWait<2>(); break;
-    case 3: CpAsyncWait<3>(); break;
-    case 4: CpAsyncWait<4>(); break;
-    case 5: CpAsyncWait<5>(); break;
-    case 6: CpAsyncWait<6>(); break;
-    case 7: CpAsyncWait<7>(); break;
-    case 8: CpAsyncWait<8>(); break;
-    case 9: CpAsyncWait<9>(); break;
-    case 10: CpAsyncWait<10>(); break;
-    case 11: CpAsyncWait<11>(); break;
-    case 12: CpAsyncWait<12>(); break;
-    case 13: CpAsyncWait<13>(); break;
-    case 14: CpAsyncWait<14>(); break;
-    default: CpAsyncWait<15>(); break;
+    case 0:
+      CpAsyncWait<0>();
+      break;
+    case 1:
+      CpAsyncWait<1>();
+      break;
+    case 2:
+      CpAsyncWait<2>();
+      break;
+    case 3:
+      CpAsyncWait<3>();
+      break;
+    case 4:
+      CpAsyncWait<4>();
+      break;
+    case 5:
+      CpAsyncWait<5>();
+      break;
+    case 6:
+      CpAsyncWait<6>();
+      break;
+    case 7:
+      CpAsyncWait<7>();
+      break;
+    case 8:
+      CpAsyncWait<8>();
+      break;
+    case 9:
+      CpAsyncWait<9>();
+      break;
+    case 10:
+      CpAsyncWait<10>();
+      break;
+    case 11:
+      CpAsyncWait<11>();
+      break;
+    case 12:
+      CpAsyncWait<12>();
+      break;
+    case 13:
+      CpAsyncWait<13>();
+      break;
+    case 14:
+      CpAsyncWait<14>();
+      break;
+    default:
+      CpAsyncWait<15>();
+      break;
   }
 }
 
@@ -201,13 +232,81 @@ __device__ __forceinline__ void PrefetchBulkL2(const void* p, unsigned bytes) {
 #endif
 }
 
+// Thread-block clusters and bulk copies (sm_90): x multicast to every CTA of
+// a cluster, completion counted in bytes on an mbarrier in each destination.
+__device__ __forceinline__ unsigned ClusterRank() {
+  unsigned r = 0;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void ClusterSync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;" ::
+          : "memory");
+#endif
+}
+__device__ __forceinline__ void ClusterArrive() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ClusterWait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "mbarrier.init.shared::cta.b64 [%0], %1;\n"
+      "fence.mbarrier_init.release.cluster;" ::"r"(bar),
+      "r"(count)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void MbarArriveExpectTx(unsigned bar, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "W_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra W_%=;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#endif
+}
+// `bytes` (multiple of 16) from global to the same shared offset in every
+// CTA of `mask`, each completing `bytes` on its own mbarrier at `bar`.
+__device__ __forceinline__ void BulkCopyMulticast(unsigned dst, const void* src, unsigned bytes,
+                                                  unsigned bar, unsigned short mask) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1], %2, [%3], %4;" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "h"(mask)
+      : "memory");
+#endif
+}
+
 // gpu-scope memory ordering for the split-K arrival counter.
 __device__ __forceinline__ void FenceAcqRelGpu() {
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 __device__ __forceinline__ unsigned AtomicAddAcqRelGpu(unsigned* p, unsigned v) {
   unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
   return old;
 }
 __device__ __forceinline__ void StoreRelaxedGpu(unsigned* p, unsigned v) {

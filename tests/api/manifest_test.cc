@@ -23,7 +23,8 @@ using ::testing::HasSubstr;
 
 TEST(ParseManifestTest, ReadsEveryField) {
   auto m = ParseManifest(R"({"version": 1,
-    "options": {"tuning": "exhaustive", "pdl": false, "pointer_alignment": 4, "backend": "jit"},
+    "options": {"tuning": "exhaustive", "pdl": false, "pointer_alignment": 4, "backend": "jit",
+                "constant_b": true},
     "problems": [{"name": "grouped", "m": 2560, "n": 3072, "k": 1024, "batch_count": 12,
       "dtype": "bf16",
       "a": {"layout": "row", "ld": 12288, "batch_stride": 1024},
@@ -33,6 +34,7 @@ TEST(ParseManifestTest, ReadsEveryField) {
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->options.tuning, TuningPolicy::kExhaustive);
   EXPECT_FALSE(m->options.pdl);
+  EXPECT_TRUE(m->options.constant_b);
   EXPECT_EQ(m->options.pointer_alignment, 4);
   EXPECT_EQ(m->options.backend, BackendPolicy::kJitOnly);
   ASSERT_EQ(m->problems.size(), 1u);
@@ -87,8 +89,10 @@ TEST(ParseManifestTest, RoundTripsThroughJson) {
   p.epilogue.bias = BiasMode::kPerColumn;
   p.epilogue.activation = Activation::kSilu;
   m.problems.push_back({"x", p});
+  m.options.constant_b = true;
   auto back = ParseManifest(ManifestToJson(m));
   ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->options.constant_b);
   ASSERT_EQ(back->problems.size(), 1u);
   EXPECT_EQ(ProblemSignature(Canonicalize(back->problems[0].problem)),
             ProblemSignature(Canonicalize(p)));

@@ -234,15 +234,30 @@ TEST_F(PlanGpuTest, CApiRunsAndReportsErrors) {
 // Eight dependent small-M linears in one graph with PDL: each layer reads the
 // previous layer's output, so a kernel that touched memory before
 // griddepcontrol.wait would read stale data.
+// Each layer reads the activations the previous one writes, under PDL, with
+// the early weight reads of constant_b too (M = 1 and 2 take the early kernel
+// in heuristic mode).
 TEST_F(PlanGpuTest, DependentChainWithPdlIsCorrect) {
-  const int64_t m = 4, h = 512;
-  const GemmProblem p = Linear(m, h, h, DataType::kBF16);
-  for (bool pdl : {true, false}) {
+  const int64_t h = 512;
+  struct Mode {
+    int64_t m;
+    bool pdl, constant_b;
+  };
+  for (const Mode mode : {Mode{4, true, false}, Mode{4, false, false}, Mode{1, true, true},
+                          Mode{2, true, true}, Mode{5, true, true}}) {
+    const int64_t m = mode.m;
+    const bool pdl = mode.pdl;
+    const GemmProblem p = Linear(m, h, h, DataType::kBF16);
     Options o;
     o.backend = BackendPolicy::kJitOnly;
+    o.tuning = TuningPolicy::kHeuristic;
     o.pdl = pdl;
+    o.constant_b = mode.constant_b;
     auto plan = Plan::Create(p, o);
     ASSERT_TRUE(plan.ok()) << plan.status();
+    if (mode.constant_b && m <= 2) {
+      EXPECT_THAT(plan->info().kernel_name, HasSubstr("_earlyb")) << "m=" << m;
+    }
     std::vector<std::unique_ptr<Buffer>> acts, weights, biases;
     for (int l = 0; l <= 8; ++l) {
       acts.push_back(std::make_unique<Buffer>());
@@ -287,7 +302,7 @@ TEST_F(PlanGpuTest, DependentChainWithPdlIsCorrect) {
       auto ref = ReferenceGemm(p, acts[l]->host.data(), weights[l]->host.data(), nullptr,
                                biases[l]->host.data());
       EXPECT_LT(RelativeError(p, acts[l + 1]->host.data(), ref), 1.6e-2)
-          << "layer " << l << " pdl=" << pdl << " " << plan->info().kernel_name;
+          << "layer " << l << " m=" << m << " pdl=" << pdl << " " << plan->info().kernel_name;
     }
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);

@@ -88,6 +88,8 @@ Case RandomCase(std::mt19937_64& rng, int index) {
   }
   c.options.backend = BackendPolicy::kJitOnly;
   c.options.tuning = TuningPolicy::kHeuristic;
+  // Early weight reads, bulk and multicast x where the shape allows them.
+  c.options.constant_b = index % 3 == 1;
   if (index % 11 == 3) {
     // Pointers that are only element-aligned.
     c.options.pointer_alignment = DataTypeSize(in);
@@ -350,7 +352,9 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
       continue;
     }
     const std::string& name = plan->info().kernel_name;
-    by_family[name.substr(0, name.find('_', 5))]++;
+    for (const char* tag : {"small_m", "sm80", "simt", "_earlyb", "_xc1", "_xc2"}) {
+      if (name.find(tag) != std::string::npos) by_family[tag]++;
+    }
     std::string err = RunCase(cases[i], *plan, rng);
     if (!err.empty()) {
       ++failures;

@@ -50,14 +50,19 @@ TEST(FamiliesTest, ProposedConfigsAreSupportedAndLaunchable) {
   const TargetInfo target = OfflineTarget(90);
   int checked = 0;
   for (const GemmProblem& p : Problems()) {
-    for (TuningPolicy policy :
-         {TuningPolicy::kHeuristic, TuningPolicy::kFast, TuningPolicy::kExhaustive}) {
+    for (int mode = 0; mode < 6; ++mode) {
+      const TuningPolicy policy = static_cast<TuningPolicy>(mode % 3);
       Options o;
       o.tuning = policy;
+      o.constant_b = mode >= 3;
       const std::vector<KernelConfig> configs = ProposeConfigs(p, target, o);
       ASSERT_FALSE(configs.empty()) << DebugString(p) << ": no family serves it";
-      if (policy == TuningPolicy::kHeuristic) EXPECT_EQ(configs.size(), 1u);
-      if (policy == TuningPolicy::kFast) EXPECT_LE(configs.size(), 8u);
+      if (policy == TuningPolicy::kHeuristic) {
+        EXPECT_EQ(configs.size(), 1u);
+      }
+      if (policy == TuningPolicy::kFast) {
+        EXPECT_LE(configs.size(), 8u);
+      }
       for (const KernelConfig& c : configs) {
         const KernelFamily& f = GetFamily(c.family);
         const std::string what = DebugString(p) + " " + c.ToString();
@@ -77,7 +82,11 @@ TEST(FamiliesTest, ProposedConfigsAreSupportedAndLaunchable) {
           EXPECT_GE(int64_t{s.grid[1]} * c.block_m, p.m) << what;
           EXPECT_GE(int64_t{s.grid[2]}, p.batch_count) << what;
         }
-        if (c.split_k > 1) EXPECT_GT(s.workspace_bytes, 0u) << what;
+        if (c.split_k > 1) {
+          EXPECT_GT(s.workspace_bytes, 0u) << what;
+        }
+        EXPECT_EQ(s.grid[0] % s.cluster_x, 0u) << what;
+        EXPECT_LE(s.cluster_x, 8u) << what;
         ++checked;
       }
     }
@@ -108,6 +117,67 @@ TEST(FamiliesTest, FamiliesRefuseWhatTheyCannotDo) {
   Options o;
   o.tuning = TuningPolicy::kHeuristic;
   EXPECT_EQ(ProposeConfigs(f32, target, o).front().family, Family::kSimt);
+}
+
+TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
+  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
+  const GemmProblem decode = Linear(1, 2048, 4096, DataType::kBF16);
+  auto early_count = [](const std::vector<KernelConfig>& configs) {
+    int n = 0;
+    for (const KernelConfig& c : configs) n += c.early_b;
+    return n;
+  };
+  Options o;
+  EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "needs the promise";
+  o.constant_b = true;
+  const std::vector<KernelConfig> fast = ProposeConfigs(decode, hopper, o);
+  EXPECT_EQ(early_count(fast), 3) << "bulk x, bulk x in CTA pairs, x by cp.async";
+  EXPECT_LE(fast.size(), 8u);
+  EXPECT_GT(fast.size(), 3u) << "the L2-prefetch kernels are still timed";
+  o.tuning = TuningPolicy::kHeuristic;
+  const std::vector<KernelConfig> heuristic = ProposeConfigs(decode, hopper, o);
+  ASSERT_EQ(heuristic.size(), 1u);
+  const KernelConfig& e = heuristic.front();
+  EXPECT_TRUE(e.early_b && e.pdl) << "the early kernel leads";
+  EXPECT_EQ(e.stages, 16) << "2048 x 4096: the whole weight slice of a warp in the ring";
+  EXPECT_EQ(e.x_copy, 1) << "M <= 4: bulk copies without clusters";
+  EXPECT_EQ(e.block_m, 16);
+  EXPECT_NE(e.ToString().find(" eb=1 xc=1"), std::string::npos) << e.ToString();
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  EXPECT_EQ(small.Shape(decode, e, hopper).cluster_x, 1u);
+  const std::string fields = small.ExtraSpecFields(decode, e);
+  EXPECT_NE(fields.find("kSmallMEarlyB = true"), std::string::npos) << fields;
+  EXPECT_NE(fields.find("kSmallMTrigger = 0"), std::string::npos) << fields;
+  EXPECT_NE(fields.find("kSmallMXCluster = 1"), std::string::npos) << fields;
+  KernelConfig plain = e;
+  plain.early_b = false;
+  plain.x_copy = 0;
+  EXPECT_EQ(plain.ToString().find("eb="), std::string::npos) << "old keys unchanged";
+  EXPECT_EQ(plain.ToString().find("xc="), std::string::npos) << "old keys unchanged";
+  EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("EarlyB"), std::string::npos);
+  EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("XCluster"), std::string::npos);
+
+  // M = 8: multicast pairs lead, launched as clusters of two.
+  const GemmProblem m8 = Linear(8, 2048, 4096, DataType::kBF16);
+  const KernelConfig pairs = ProposeConfigs(m8, hopper, o).front();
+  EXPECT_EQ(pairs.x_copy, 2) << pairs.ToString();
+  EXPECT_EQ(small.Shape(m8, pairs, hopper).cluster_x, 2u);
+  EXPECT_EQ(small.Shape(m8, pairs, hopper).grid[0] % 2, 0u);
+  // Bulk x needs the whole slice of a warp in the ring: 4096 x 4096 is too big.
+  const GemmProblem big = Linear(1, 4096, 4096, DataType::kBF16);
+  o.tuning = TuningPolicy::kFast;
+  for (const KernelConfig& c : ProposeConfigs(big, hopper, o))
+    EXPECT_EQ(c.x_copy, 0) << c.ToString();
+  EXPECT_EQ(early_count(ProposeConfigs(big, hopper, o)), 1);
+  KernelConfig forced = e;
+  EXPECT_FALSE(small.Supports(decode, forced, ampere).ok()) << "bulk copies need sm_90";
+  forced.x_copy = 3;
+  EXPECT_FALSE(small.Supports(decode, forced, hopper).ok());
+
+  EXPECT_EQ(early_count(ProposeConfigs(m8, hopper, o)), 3);
+  EXPECT_EQ(early_count(ProposeConfigs(decode, ampere, o)), 0) << "no PDL before sm_90";
+  o.pdl = false;
+  EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "no PDL, no early reads";
 }
 
 TEST(FamiliesTest, OptionsDecidePdl) {

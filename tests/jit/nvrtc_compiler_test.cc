@@ -75,7 +75,12 @@ TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
     const int sm = *ParseArch(arch);
     const TargetInfo target = OfflineTarget(sm);
     for (const GemmProblem& p : RepresentativeProblems()) {
-      for (const KernelConfig& c : ProposeConfigs(p, target, options)) {
+      // constant_b adds the early-weight small_m kernels.
+      std::vector<KernelConfig> configs = ProposeConfigs(p, target, options);
+      Options constant_b = options;
+      constant_b.constant_b = true;
+      for (const KernelConfig& c : ProposeConfigs(p, target, constant_b)) configs.push_back(c);
+      for (const KernelConfig& c : configs) {
         const KernelFamily& f = GetFamily(c.family);
         // One compile per (family, config, dtype, arch): the tile decides registers.
         const std::string id = std::string(arch) + c.ToString() + DataTypeName(p.a.type) +

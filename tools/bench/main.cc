@@ -26,12 +26,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "jitgemm/options.h"
+#include "tools/bench/chain.h"
 #include "tools/bench/lt_baseline.h"
 #include "tools/bench/report.h"
 #include "tools/bench/runner.h"
 #include "tools/bench/suites.h"
 
-ABSL_FLAG(std::string, suite, "S1,S2,S6", "comma-separated suites: S1, S2, S3, S6");
+ABSL_FLAG(std::string, suite, "S1,S2,S6",
+          "comma-separated suites: S1, S2, S3, S6, chain (8 dependent small-M linears, PDL off "
+          "vs on vs constant_b)");
 ABSL_FLAG(int, repeats, 5, "timed graph replays per figure; the median is reported");
 ABSL_FLAG(int, launches, 100, "calls captured into each timed CUDA graph");
 ABSL_FLAG(std::string, csv, "", "also write the results to this CSV file");
@@ -78,10 +81,17 @@ int Main(int argc, char** argv) {
   for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_filter), ',', absl::SkipEmpty())) {
     filters.emplace_back(f);
   }
+  bool chain = false;
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_suite), ',', absl::SkipEmpty())) {
-    absl::StatusOr<std::vector<BenchCase>> suite = MakeSuite(std::string(absl::StripAsciiWhitespace(s)));
+    if (absl::StripAsciiWhitespace(s) == "chain") {
+      chain = true;
+      continue;
+    }
+    absl::StatusOr<std::vector<BenchCase>> suite =
+        MakeSuite(std::string(absl::StripAsciiWhitespace(s)));
     if (!suite.ok()) {
-      std::fprintf(stderr, "jitgemm-bench: --suite: %s\n", std::string(suite.status().message()).c_str());
+      std::fprintf(stderr, "jitgemm-bench: --suite: %s\n",
+                   std::string(suite.status().message()).c_str());
       return kExitUsage;
     }
     for (BenchCase& c : *suite) {
@@ -90,7 +100,8 @@ int Main(int argc, char** argv) {
   }
 
   RunConfig config;
-  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_impls), ',', absl::SkipEmpty())) {
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_impls), ',', absl::SkipEmpty())) {
     bool known = false;
     for (Impl i : {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmRelu, Impl::kCublasReluBias,
                    Impl::kJit, Impl::kAuto}) {
@@ -100,7 +111,8 @@ int Main(int argc, char** argv) {
       }
     }
     if (!known) {
-      std::fprintf(stderr, "jitgemm-bench: --impls: unknown column '%s'\n", std::string(name).c_str());
+      std::fprintf(stderr, "jitgemm-bench: --impls: unknown column '%s'\n",
+                   std::string(name).c_str());
       return kExitUsage;
     }
   }
@@ -133,9 +145,11 @@ int Main(int argc, char** argv) {
       std::printf("%s  %-28s rotate=%-3d %s\n", c.suite.c_str(), c.label.c_str(), c.rotate,
                   absl::StrJoin(impls, ",").c_str());
     }
+    if (chain)
+      std::printf("chain  M=1,8,16 N=K=4096 bf16, 8 layers  cublas,jit pdl off/on/constant_b\n");
     return 0;
   }
-  if (cases.empty()) {
+  if (cases.empty() && !chain) {
     std::fprintf(stderr, "jitgemm-bench: no case matches --suite/--filter\n");
     return kExitUsage;
   }
@@ -143,11 +157,11 @@ int Main(int argc, char** argv) {
   int device_count = 0;
   const cudaError_t count_err = cudaGetDeviceCount(&device_count);
   if (count_err != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr,
-                 "jitgemm-bench: no CUDA device (%s); nothing to measure. The benchmark needs a "
-                 "GPU and its driver.\n",
-                 count_err != cudaSuccess ? cudaGetErrorString(count_err)
-                                          : "cudaGetDeviceCount returned 0");
+    std::fprintf(
+        stderr,
+        "jitgemm-bench: no CUDA device (%s); nothing to measure. The benchmark needs a "
+        "GPU and its driver.\n",
+        count_err != cudaSuccess ? cudaGetErrorString(count_err) : "cudaGetDeviceCount returned 0");
     return kExitNoDevice;
   }
   const int device = absl::GetFlag(FLAGS_device);
@@ -168,14 +182,16 @@ int Main(int argc, char** argv) {
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
   std::printf("# jitgemm-bench\n\n");
-  std::printf("device %d: %s, sm_%d%d, %d SMs, %.0f MiB L2; driver %d.%d, runtime %d.%d, "
-              "cuBLASLt %s\n",
-              device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-              prop.l2CacheSize / 1048576.0, driver / 1000, (driver % 1000) / 10, runtime / 1000,
-              (runtime % 1000) / 10, CublasLtVersionString().c_str());
-  std::printf("method: CUDA graph of %d calls, median of %d replays; float64 reference check "
-              "before timing; speedup = baseline µs / column µs\n",
-              config.timing.launches, config.timing.replays);
+  std::printf(
+      "device %d: %s, sm_%d%d, %d SMs, %.0f MiB L2; driver %d.%d, runtime %d.%d, "
+      "cuBLASLt %s\n",
+      device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+      prop.l2CacheSize / 1048576.0, driver / 1000, (driver % 1000) / 10, runtime / 1000,
+      (runtime % 1000) / 10, CublasLtVersionString().c_str());
+  std::printf(
+      "method: CUDA graph of %d calls, median of %d replays; float64 reference check "
+      "before timing; speedup = baseline µs / column µs\n",
+      config.timing.launches, config.timing.replays);
   std::printf("command:");
   for (int i = 0; i < argc; ++i) std::printf(" %s", argv[i]);
   std::printf("\n");
@@ -190,9 +206,16 @@ int Main(int argc, char** argv) {
     }
   }
 
-  PrintTables(results, stdout);
+  if (!cases.empty()) PrintTables(results, stdout);
   std::fflush(stdout);
   int exit_code = 0;
+  if (chain) {
+    const absl::Status s = RunChainSuite(**ctx, config.timing, config.plan_options, stdout);
+    if (!s.ok()) {
+      std::fprintf(stderr, "jitgemm-bench: chain: %s\n", s.ToString().c_str());
+      exit_code = kExitFailure;
+    }
+  }
   for (const CaseResult& r : results) {
     if (!r.status.ok() || r.fatal) exit_code = kExitFailure;
     for (const CellResult& cell : r.cells) {
