@@ -344,7 +344,11 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
   if constexpr (Tr::kXMulti) {
     // Every CTA's mbarrier exists before any peer multicasts into it.
     if (tid == 0) MbarInit(SmemAddr(&s_xbar), 1);
-    ClusterSync();
+    if (Tr::kXCluster > 1) {
+      ClusterSync();
+    } else {
+      __syncthreads();
+    }
   }
   if (S::kPdl) {
     if (kTriggerEarly) LaunchDependents();
@@ -501,20 +505,25 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     // One bulk copy per (warp K range, row); copy q is issued by cluster rank
     // q % C and lands in all C CTAs. Rows at or past M are never read into
     // valid outputs (row m of x only feeds column m of D), so they stay unset.
-    const unsigned rank = ClusterRank();
+    const int rank = Tr::kXCluster > 1 ? static_cast<int>(ClusterRank()) : 0;
     const unsigned bar = SmemAddr(&s_xbar);
     const int copies = kWarpsK * m_rt;
     if (tid == 0) MbarArriveExpectTx(bar, static_cast<unsigned>(copies) * kCW * 64);
     for (int q = tid; q < copies; q += S::kThreads) {
-      if (q % Tr::kXCluster != static_cast<int>(rank)) continue;
+      if (q % Tr::kXCluster != rank) continue;
       const int w = q / m_rt, m = q % m_rt;
-      BulkCopyMulticast(SmemAddr(smem_dyn) + (w * kMP + m) * Tr::kXRowBytes,
-                        abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32, kCW * 64,
-                        bar, static_cast<unsigned short>((1u << Tr::kXCluster) - 1));
+      const unsigned dst = SmemAddr(smem_dyn) + (w * kMP + m) * Tr::kXRowBytes;
+      const unsigned short* src = abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32;
+      if (Tr::kXCluster > 1) {
+        BulkCopyMulticast(dst, src, kCW * 64, bar,
+                          static_cast<unsigned short>((1u << Tr::kXCluster) - 1));
+      } else {
+        BulkCopy(dst, src, kCW * 64, bar);
+      }
     }
     MbarWait(bar, 0);
     // Peers may exit only once every multicast has landed everywhere.
-    ClusterArrive();
+    if (Tr::kXCluster > 1) ClusterArrive();
   }
 
   if (!kXRing && !Tr::kXMulti) {
@@ -645,7 +654,7 @@ __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
       tile_sum(m, nl, v);
       if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
     }
-    if constexpr (Tr::kXMulti) ClusterWait();
+    if constexpr (Tr::kXMulti && Tr::kXCluster > 1) ClusterWait();
     return;
   }
 

@@ -284,6 +284,17 @@ __device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
       : "memory");
 #endif
 }
+// `bytes` (multiple of 16) from global to this CTA's shared memory.
+__device__ __forceinline__ void BulkCopy(unsigned dst, const void* src, unsigned bytes,
+                                         unsigned bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+#endif
+}
 // `bytes` (multiple of 16) from global to the same shared offset in every
 // CTA of `mask`, each completing `bytes` on its own mbarrier at `bar`.
 __device__ __forceinline__ void BulkCopyMulticast(unsigned dst, const void* src, unsigned bytes,
