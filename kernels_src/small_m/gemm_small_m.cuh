@@ -47,9 +47,10 @@
 // loaded before griddepcontrol.wait and dependents are released at entry, so
 // the next grid's weights stream while this one computes. With the whole
 // slice in the ring (2k x 4k: 16 chunks a warp) an H100 ran 6.3 us per call
-// at M = 1 against 7.35 (the L2 prefetch alone); x, which the previous grid
-// writes, is still read after the wait, and its L2 traffic then sits on the
-// critical path: the gain shrinks with M and turns into a loss from M = 4.
+// at M = 1 against 7.35 (the L2 prefetch alone). x, which the previous grid
+// writes, is still read after the wait, by every CTA at once: with x by
+// cp.async the gain shrank with M and turned into a loss from M = 4, which the
+// bulk-copy x path (kSmallMXCluster, below) mostly wins back.
 //
 // Any K and any alignment: chunks past K are zero-filled; B rows that are only
 // 8/4/2-byte aligned use narrower loads (slower, still correct).
