@@ -12,7 +12,7 @@ cmake --build "$build" -j"$(nproc)"
 if nvidia-smi -L >/dev/null 2>&1; then
   mkdir -p "$top/bench/results"
   out="$top/bench/results/$(date +%Y-%m-%d)-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_').csv"
-  "$build/tools/jitgemm-bench" --suite=S1,S2,S6 --csv="$out" "$@"
+  "$build/tools/jitgemm-bench" --suite=S1,S2,S6,chain --csv="$out" "$@"
   echo "results: $out"
 else
   echo "no GPU found: warming the cache for sm_90a instead (JITGEMM_CACHE_DIR=${JITGEMM_CACHE_DIR:-default})"
