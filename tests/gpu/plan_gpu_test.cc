@@ -2,8 +2,10 @@
 // ABI, chains of dependent plans with programmatic dependent launch.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -31,6 +33,23 @@ GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t) {
 class PlanGpuTest : public ::testing::Test {
  protected:
   void SetUp() override { JITGEMM_REQUIRE_GPU(); }
+
+  // A (M x K), B (N x K), D (M x N) and a bias of max(M, N) elements for a
+  // problem of 16-bit type t: inputs random and uploaded, D poisoned.
+  cudaError_t MakeOperands(const GemmProblem& p, DataType t, Buffer& a, Buffer& b, Buffer& d,
+                           Buffer& bias) {
+    const std::pair<Buffer*, int64_t> sizes[] = {
+        {&a, p.m * p.k}, {&b, p.n * p.k}, {&d, p.m * p.n}, {&bias, std::max(p.m, p.n)}};
+    for (const auto& [buf, n] : sizes) {
+      if (cudaError_t e = buf->Allocate(n * 2, 0); e != cudaSuccess) return e;
+    }
+    for (Buffer* x : {&a, &b, &bias}) {
+      x->FillRandom(t, rng_);
+      if (cudaError_t e = x->Upload(); e != cudaSuccess) return e;
+    }
+    return d.Poison();
+  }
+
   std::mt19937_64 rng_{7};
 };
 
@@ -44,15 +63,7 @@ TEST_F(PlanGpuTest, RunsInsideGlobalModeGraphCapture) {
     auto plan = Plan::Create(p, o);
     ASSERT_TRUE(plan.ok()) << plan.status();
     Buffer a, b, d, bias;
-    ASSERT_EQ(a.Allocate(48 * 160 * 2, 0), cudaSuccess);
-    ASSERT_EQ(b.Allocate(96 * 160 * 2, 0), cudaSuccess);
-    ASSERT_EQ(d.Allocate(48 * 96 * 2, 0), cudaSuccess);
-    ASSERT_EQ(bias.Allocate(96 * 2, 0), cudaSuccess);
-    for (Buffer* x : {&a, &b, &bias}) {
-      x->FillRandom(DataType::kF16, rng_);
-      CUDA_OK(x->Upload());
-    }
-    CUDA_OK(d.Poison());
+    CUDA_OK(MakeOperands(p, DataType::kF16, a, b, d, bias));
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cudaGraph_t graph;
@@ -82,15 +93,7 @@ TEST_F(PlanGpuTest, CreatingAPlanDuringCaptureDoesNotBreakIt) {
   auto plan = Plan::Create(first);
   ASSERT_TRUE(plan.ok()) << plan.status();
   Buffer a, b, d, bias;
-  ASSERT_EQ(a.Allocate(40 * 136 * 2, 0), cudaSuccess);
-  ASSERT_EQ(b.Allocate(72 * 136 * 2, 0), cudaSuccess);
-  ASSERT_EQ(d.Allocate(40 * 72 * 2, 0), cudaSuccess);
-  ASSERT_EQ(bias.Allocate(72 * 2, 0), cudaSuccess);
-  for (Buffer* x : {&a, &b, &bias}) {
-    x->FillRandom(DataType::kBF16, rng_);
-    CUDA_OK(x->Upload());
-  }
-  CUDA_OK(d.Poison());
+  CUDA_OK(MakeOperands(first, DataType::kBF16, a, b, d, bias));
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -152,15 +155,7 @@ TEST_F(PlanGpuTest, CublasWithElementwisePassIsCorrect) {
     auto plan = Plan::Create(p, o);
     ASSERT_TRUE(plan.ok()) << DebugString(p) << ": " << plan.status();
     Buffer a, b, d, bias;
-    ASSERT_EQ(a.Allocate(96 * 72 * 2, 0), cudaSuccess);
-    ASSERT_EQ(b.Allocate(160 * 72 * 2, 0), cudaSuccess);
-    ASSERT_EQ(d.Allocate(96 * 160 * 2, 0), cudaSuccess);
-    ASSERT_EQ(bias.Allocate(160 * 2, 0), cudaSuccess);
-    for (Buffer* x : {&a, &b, &bias}) {
-      x->FillRandom(DataType::kBF16, rng_);
-      CUDA_OK(x->Upload());
-    }
-    CUDA_OK(d.Poison());
+    CUDA_OK(MakeOperands(p, DataType::kBF16, a, b, d, bias));
     ASSERT_TRUE(plan->Run({a.device, b.device, nullptr, d.device,
                            e.bias == BiasMode::kNone ? nullptr : bias.device},
                           nullptr)

@@ -17,10 +17,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/reference.h"
 
 namespace jitgemm {
 namespace {
 
+using ::jitgemm::testing::RefActivate;
 using ::testing::HasSubstr;
 
 bool HasDevice(std::string* why) {
@@ -34,55 +36,13 @@ bool HasDevice(std::string* why) {
   return count > 0;
 }
 
-#define REQUIRE_DEVICE()                                       \
-  do {                                                         \
-    std::string why;                                           \
+#define REQUIRE_DEVICE()                                             \
+  do {                                                               \
+    std::string why;                                                 \
     if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why; \
   } while (0)
 
-// --- host values <-> device element bits ------------------------------------
-
-uint16_t FloatToHalfBits(float f) {  // round to nearest even, normal range
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if ((x & 0x7fffffffu) == 0 || exp <= 0) return static_cast<uint16_t>(sign);
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float HalfBitsToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const int exp = (h >> 10) & 0x1f;
-  const uint32_t mant = h & 0x3ffu;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400u), exp - 25);
-  }
-  return sign ? -v : v;
-}
-
-uint16_t FloatToBf16Bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>((x + rounding) >> 16);
-}
-
-float Bf16BitsToFloat(uint16_t b) {
-  const uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
+// --- host values <-> device element bits (tests/testing/host_types.h) -------
 
 int Bytes(DataType t) { return t == DataType::kF32 ? 4 : 2; }
 
@@ -98,7 +58,8 @@ struct HostMatrix {
       if (type == DataType::kF32) {
         std::memcpy(&out[i * 4], &f, 4);
       } else {
-        const uint16_t h = type == DataType::kF16 ? FloatToHalfBits(f) : FloatToBf16Bits(f);
+        const uint16_t h = type == DataType::kF16 ? ::jitgemm::testing::FloatToHalf(f)
+                                                  : ::jitgemm::testing::FloatToBf16(f);
         std::memcpy(&out[i * 2], &h, 2);
       }
     }
@@ -114,35 +75,19 @@ struct HostMatrix {
       } else {
         uint16_t h;
         std::memcpy(&h, &in[i * 2], 2);
-        values[i] = type == DataType::kF16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
+        values[i] = type == DataType::kF16 ? ::jitgemm::testing::HalfToFloat(h)
+                                           : ::jitgemm::testing::Bf16ToFloat(h);
       }
     }
   }
 };
 
 int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
-  const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
-  return batch * stride + (op.layout == Layout::kRowMajor ? r * op.ld + c : r + c * op.ld);
+  return ::jitgemm::testing::ElementIndex(op, r, c, batch);
 }
 
 int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
   return Index(op, batches - 1, rows - 1, cols - 1) + 1;
-}
-
-double Act(Activation act, double x) {
-  switch (act) {
-    case Activation::kNone:
-      return x;
-    case Activation::kRelu:
-      return x > 0 ? x : 0;
-    case Activation::kGeluTanh:
-      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case Activation::kGeluErf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case Activation::kSilu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
 }
 
 class DeviceBuffer {
@@ -200,7 +145,7 @@ class Case {
           if (apply_epilogue) {
             if (e.bias == BiasMode::kPerColumn) v += bias_.values[bt * e.bias_batch_stride + j];
             if (e.bias == BiasMode::kPerRow) v += bias_.values[bt * e.bias_batch_stride + i];
-            v = Act(e.activation, v);
+            v = RefActivate(e.activation, v);
           }
           d[Index(p_.d, bt, i, j)] = v;
         }
@@ -213,8 +158,7 @@ class Case {
   // the D buffer, so an element written out of place shows too).
   double Error(const std::vector<double>& want) const {
     std::vector<unsigned char> raw(d_.values.size() * Bytes(d_.type));
-    EXPECT_EQ(cudaMemcpy(raw.data(), dd_->get(), raw.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(raw.data(), dd_->get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     HostMatrix got = d_;
     got.Decode(raw);
     double num = 0, den = 0;
@@ -283,18 +227,15 @@ std::vector<NamedProblem> LtCases() {
   const auto R = Layout::kRowMajor;
   const auto C = Layout::kColMajor;
   std::vector<NamedProblem> cases;
-  cases.push_back({"f16_linear_bias_relu",
-                   Problem(64, 256, 128, DataType::kF16, DataType::kF16, R, C, R,
-                           BiasMode::kPerColumn, Activation::kRelu)});
-  cases.push_back({"bf16_colmajor_d_row_bias_gelu",
-                   Problem(96, 80, 72, DataType::kBF16, DataType::kBF16, C, R, C,
-                           BiasMode::kPerRow, Activation::kGeluTanh)});
-  cases.push_back({"bf16_small_m_linear",
-                   Problem(3, 2048, 512, DataType::kBF16, DataType::kBF16, R, C, R,
-                           BiasMode::kNone, Activation::kNone)});
-  cases.push_back({"f16_in_f32_out_relu",
-                   Problem(40, 72, 64, DataType::kF16, DataType::kF32, R, R, R, BiasMode::kNone,
-                           Activation::kRelu)});
+  cases.push_back({"f16_linear_bias_relu", Problem(64, 256, 128, DataType::kF16, DataType::kF16, R,
+                                                   C, R, BiasMode::kPerColumn, Activation::kRelu)});
+  cases.push_back(
+      {"bf16_colmajor_d_row_bias_gelu", Problem(96, 80, 72, DataType::kBF16, DataType::kBF16, C, R,
+                                                C, BiasMode::kPerRow, Activation::kGeluTanh)});
+  cases.push_back({"bf16_small_m_linear", Problem(3, 2048, 512, DataType::kBF16, DataType::kBF16, R,
+                                                  C, R, BiasMode::kNone, Activation::kNone)});
+  cases.push_back({"f16_in_f32_out_relu", Problem(40, 72, 64, DataType::kF16, DataType::kF32, R, R,
+                                                  R, BiasMode::kNone, Activation::kRelu)});
   GemmProblem f32 = Problem(33, 65, 47, DataType::kF32, DataType::kF32, C, C, R,
                             BiasMode::kPerColumn, Activation::kNone);
   f32.epilogue.alpha = 0.5f;
@@ -303,8 +244,8 @@ std::vector<NamedProblem> LtCases() {
   f32.c.ld = f32.d.ld + 3;
   cases.push_back({"f32_alpha_beta_bias", f32});
   cases.push_back({"f32_tf32",
-                   Problem(128, 128, 256, DataType::kF32, DataType::kF32, R, R, R,
-                           BiasMode::kNone, Activation::kNone),
+                   Problem(128, 128, 256, DataType::kF32, DataType::kF32, R, R, R, BiasMode::kNone,
+                           Activation::kNone),
                    true});
   // Seed 001 shape, small: x (B, G, Din), W (G, Din, Dout), y (B, G, Dout).
   const int64_t B = 48, G = 3, Din = 64, Dout = 96;
@@ -363,8 +304,8 @@ TEST(CublasBackendTest, NoDeviceIsFailedPrecondition) {
 TEST(CublasBackendTest, DescribeNamesTheEpilogue) {
   REQUIRE_DEVICE();
   auto backend = CreateCublasBackend(
-      Problem(64, 256, 128, DataType::kF16, DataType::kF16, Layout::kRowMajor,
-              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu),
+      Problem(64, 256, 128, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu),
       Options());
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_THAT((*backend)->Describe(), HasSubstr("cublasLt RELU_BIAS"));
@@ -373,8 +314,8 @@ TEST(CublasBackendTest, DescribeNamesTheEpilogue) {
 TEST(CublasBackendTest, ElementwiseCasesAreUnimplementedWithoutAFactory) {
   REQUIRE_DEVICE();
   auto backend = CreateCublasBackend(
-      Problem(16, 32, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
-              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kGeluErf),
+      Problem(16, 32, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerColumn, Activation::kGeluErf),
       Options());
   ASSERT_FALSE(backend.ok());
   EXPECT_EQ(backend.status().code(), absl::StatusCode::kUnimplemented);
@@ -402,8 +343,9 @@ TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
               Layout::kRowMajor, BiasMode::kPerRow, Activation::kSilu);
   int made = 0, runs = 0;
   GemmProblem seen;
-  ElementwiseEpilogueFactory factory = [&](const GemmProblem& problem, const Options&)
-      -> absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> {
+  ElementwiseEpilogueFactory factory =
+      [&](const GemmProblem& problem,
+          const Options&) -> absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> {
     ++made;
     seen = problem;
     return std::make_unique<RecordingPass>(&runs);
@@ -424,8 +366,8 @@ TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
 TEST(CublasBackendTest, RunsOnSeveralStreamsAndInsideGraphCapture) {
   REQUIRE_DEVICE();
   const GemmProblem p =
-      Problem(8, 4096, 4096, DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
-              Layout::kColMajor, Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu);
+      Problem(8, 4096, 4096, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu);
   auto backend = CreateCublasBackend(p, Options());
   ASSERT_TRUE(backend.ok()) << backend.status();
   Case c(p);

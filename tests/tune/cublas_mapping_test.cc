@@ -15,10 +15,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/reference.h"
 
 namespace jitgemm::tune {
 namespace {
 
+using ::jitgemm::testing::RefActivate;
 using ::testing::HasSubstr;
 
 // A canonical problem: packed leading dimensions filled in, no batch.
@@ -267,25 +269,8 @@ TEST(CublasMappingTest, DebugStringNamesTheShape) {
 // The CPU model: what cuBLASLt computes under a mapping, and what the problem
 // asks for, on double buffers indexed exactly as the device buffers would be.
 
-double Act(Activation act, double x) {
-  switch (act) {
-    case Activation::kNone:
-      return x;
-    case Activation::kRelu:
-      return x > 0 ? x : 0;
-    case Activation::kGeluTanh:
-      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case Activation::kGeluErf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case Activation::kSilu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
-}
-
 int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
-  const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
-  return batch * stride + (op.layout == Layout::kRowMajor ? r * op.ld + c : r + c * op.ld);
+  return ::jitgemm::testing::ElementIndex(op, r, c, batch);
 }
 
 int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
@@ -311,7 +296,7 @@ std::vector<double> ProblemReference(const GemmProblem& p, const Buffers& in) {
         if (e.beta != 0) v += e.beta * in.c[Index(p.c, bt, i, j)];
         if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
         if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
-        d[Index(p.d, bt, i, j)] = Act(e.activation, v);
+        d[Index(p.d, bt, i, j)] = RefActivate(e.activation, v);
       }
     }
   }
@@ -353,11 +338,11 @@ std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, co
         switch (map.epilogue) {
           case LtEpilogue::kRelu:
           case LtEpilogue::kReluBias:
-            v = Act(Activation::kRelu, v);
+            v = RefActivate(Activation::kRelu, v);
             break;
           case LtEpilogue::kGelu:
           case LtEpilogue::kGeluBias:
-            v = Act(Activation::kGeluTanh, v);
+            v = RefActivate(Activation::kGeluTanh, v);
             break;
           default:
             break;
@@ -374,7 +359,7 @@ std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, co
           double& v = d[Index(p.d, bt, i, j)];
           if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
           if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
-          v = Act(e.activation, v);
+          v = RefActivate(e.activation, v);
         }
       }
     }
@@ -456,8 +441,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Layout::kRowMajor, Layout::kColMajor),
                        ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
                        ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
-                       ::testing::Values(BiasMode::kNone, BiasMode::kPerColumn,
-                                         BiasMode::kPerRow),
+                       ::testing::Values(BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow),
                        ::testing::Values(Activation::kNone, Activation::kRelu,
                                          Activation::kGeluTanh, Activation::kGeluErf,
                                          Activation::kSilu),
