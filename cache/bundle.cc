@@ -15,18 +15,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cache/layout.h"
+#include "cache/shard_walk.h"
 #include "cache/ustar.h"
 #include "nlohmann/json.hpp"
 
 namespace jitgemm::cache {
 namespace {
-
-constexpr EntryKind kAllKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
-
-bool IsShardName(absl::string_view name) {
-  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
-  return name.size() == 2 && hex(name[0]) && hex(name[1]);
-}
 
 // "v1/<kind>/<2 hex>/<32 hex>.bin", whether or not the shard matches the name.
 std::optional<EntryKind> LooksLikeEntryPath(absl::string_view relative_path) {
@@ -35,7 +29,7 @@ std::optional<EntryKind> LooksLikeEntryPath(absl::string_view relative_path) {
       !IsEntryFileName(parts[3])) {
     return std::nullopt;
   }
-  for (EntryKind kind : kAllKinds) {
+  for (EntryKind kind : kAllEntryKinds) {
     if (parts[1] == EntryKindName(kind)) return kind;
   }
   return std::nullopt;
@@ -223,7 +217,7 @@ class DirSink : public Sink {
     } else {
       return info.status();
     }
-    for (EntryKind kind : kAllKinds) {
+    for (EntryKind kind : kAllEntryKinds) {
       absl::Status made = env->CreateDirs(KindDir(sink->staging_, kind));
       if (!made.ok()) return made;
     }
@@ -276,7 +270,7 @@ class TarSink : public Sink {
     absl::StatusOr<std::unique_ptr<TarWriter>> writer = TarWriter::Create(env, out, mtime);
     if (!writer.ok()) return writer.status();
     std::unique_ptr<TarSink> sink(new TarSink(std::move(writer).value()));
-    for (EntryKind kind : kAllKinds) {
+    for (EntryKind kind : kAllEntryKinds) {
       absl::Status s =
           sink->writer_->AddDirectory(absl::StrCat(kLayoutDir, "/", EntryKindName(kind)));
       if (!s.ok()) return s;
@@ -374,31 +368,25 @@ std::optional<EntryKind> ParseEntryRelativePath(absl::string_view relative_path)
 
 absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root) {
   std::vector<EntryFileInfo> out;
-  for (EntryKind kind : kAllKinds) {
-    const std::string kind_dir = KindDir(root, kind);
-    absl::StatusOr<std::vector<std::string>> shards = env->ListDir(kind_dir);
-    if (absl::IsNotFound(shards.status())) continue;
-    if (!shards.ok()) return shards.status();
-    for (const std::string& shard : *shards) {
-      if (!IsShardName(shard)) continue;
-      const std::string dir = JoinPath(kind_dir, shard);
-      absl::StatusOr<std::vector<std::string>> names = env->ListDir(dir);
-      if (absl::IsNotFound(names.status())) continue;
-      if (!names.ok()) return names.status();
-      for (const std::string& name : *names) {
-        if (!IsEntryFileName(name)) continue;
-        EntryFileInfo e;
-        e.kind = kind;
-        e.path = JoinPath(dir, name);
-        e.relative_path = absl::StrCat(kLayoutDir, "/", EntryKindName(kind), "/", shard, "/", name);
-        absl::StatusOr<FileInfo> info = env->Stat(e.path);
-        if (!info.ok()) continue;  // gone meanwhile (evicted, replaced)
-        e.size = info->size;
-        e.mtime = info->mtime;
-        out.push_back(std::move(e));
-      }
-    }
-  }
+  absl::Status walked = ForEachShard(
+      env, root,
+      [&](EntryKind kind, const std::string& dir, const std::vector<std::string>& names) {
+        const std::string shard = dir.substr(dir.rfind('/') + 1);
+        for (const std::string& name : names) {
+          if (!IsEntryFileName(name)) continue;
+          EntryFileInfo e;
+          e.kind = kind;
+          e.path = JoinPath(dir, name);
+          e.relative_path =
+              absl::StrCat(kLayoutDir, "/", EntryKindName(kind), "/", shard, "/", name);
+          absl::StatusOr<FileInfo> info = env->Stat(e.path);
+          if (!info.ok()) continue;  // gone meanwhile (evicted, replaced)
+          e.size = info->size;
+          e.mtime = info->mtime;
+          out.push_back(std::move(e));
+        }
+      });
+  if (!walked.ok()) return walked;
   std::sort(out.begin(), out.end(), [](const EntryFileInfo& a, const EntryFileInfo& b) {
     return a.relative_path < b.relative_path;
   });
@@ -413,8 +401,8 @@ absl::StatusOr<EntryView> CheckEntryFile(absl::string_view relative_path, std::s
   absl::StatusOr<EntryView> view = ParseEntry(bytes);
   if (!view.ok()) return view.status();
   if (view->kind != *kind) {
-    return absl::DataLossError(absl::StrCat("holds a ", EntryKindName(view->kind),
-                                            " entry in the ", EntryKindName(*kind), " directory"));
+    return absl::DataLossError(absl::StrCat("holds a ", EntryKindName(view->kind), " entry in the ",
+                                            EntryKindName(*kind), " directory"));
   }
   const std::string hex = MakeCacheKey(std::string(view->key_text)).Hex();
   std::vector<absl::string_view> parts = absl::StrSplit(relative_path, '/');
@@ -573,7 +561,8 @@ absl::StatusOr<BundleManifest> BundleManifest::FromJson(std::string_view json) {
       return bad(where, "needs a string \"path\", a count \"bytes\" and a string \"xxh3\"");
     }
     const std::string path = f["path"].get<std::string>();
-    if (!ParseEntryRelativePath(path)) return bad(where, absl::StrCat("has a bad path '", path, "'"));
+    if (!ParseEntryRelativePath(path))
+      return bad(where, absl::StrCat("has a bad path '", path, "'"));
     if (!m.files.emplace(path, BundleFile{f["bytes"].get<uint64_t>(), f["xxh3"].get<std::string>()})
              .second) {
       return bad(where, absl::StrCat("repeats '", path, "'"));
@@ -595,14 +584,16 @@ std::string BundleReadme(const BundleManifest& m) {
   std::string out = absl::StrCat(
       "jitgemm kernel cache bundle\n"
       "===========================\n\n"
-      "Created by ", m.created_by, " (jitgemm ", m.library_version, ") at ", m.created_at, ".\n",
+      "Created by ",
+      m.created_by, " (jitgemm ", m.library_version, ") at ", m.created_at, ".\n",
       "Selection: ", m.selection, "\n");
-  if (!m.manifests.empty()) absl::StrAppend(&out, "Manifests: ", absl::StrJoin(m.manifests, ", "), "\n");
+  if (!m.manifests.empty())
+    absl::StrAppend(&out, "Manifests: ", absl::StrJoin(m.manifests, ", "), "\n");
   absl::StrAppend(&out, "Contents: ", kind("cubin").entries, " compiled kernels (",
-                  kind("cubin").bytes, " bytes), ", kind("tuning").entries,
-                  " tuning records (", kind("tuning").bytes, " bytes).\n",
-                  "Keys made for: arch ", list("arch"), "; NVRTC ", list("nvrtc"),
-                  "; library ABI ", list("abi"), "; kernel sources ", list("sources"), ".\n\n");
+                  kind("cubin").bytes, " bytes), ", kind("tuning").entries, " tuning records (",
+                  kind("tuning").bytes, " bytes).\n", "Keys made for: arch ", list("arch"),
+                  "; NVRTC ", list("nvrtc"), "; library ABI ", list("abi"), "; kernel sources ",
+                  list("sources"), ".\n\n");
   absl::StrAppend(
       &out,
       "This directory has the layout of a jitgemm cache root. A process uses it, read-only,\n"
@@ -613,7 +604,8 @@ std::string BundleReadme(const BundleManifest& m) {
       "JITGEMM_NVRTC_VERSION), library ABI and kernel sources are the ones above.\n\n"
       "Check it:                      jitgemm-cache verify-bundle --from=<this directory>\n"
       "Copy it into a writable cache: jitgemm-cache import --from=<this directory>\n\n",
-      kBundleManifestFile, " lists every entry with its size and XXH3-64 checksum.\n"
+      kBundleManifestFile,
+      " lists every entry with its size and XXH3-64 checksum.\n"
       "See docs/deploying.md in the jitgemm sources.\n");
   return out;
 }
@@ -654,9 +646,10 @@ absl::StatusOr<ExportReport> ExportBundle(const ExportRequest& request, Env* env
       if (take) candidates.push_back({&e, source.get()});
     }
   }
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.entry->relative_path < b.entry->relative_path;
-  });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.entry->relative_path < b.entry->relative_path;
+                   });
 
   ExportReport report;
   report.out = request.out;
@@ -706,7 +699,7 @@ absl::StatusOr<ExportReport> ExportBundle(const ExportRequest& request, Env* env
   for (auto& [field, values] : field_values) {
     m.key_fields[field] = std::vector<std::string>(values.begin(), values.end());
   }
-  for (EntryKind kind : kAllKinds) m.kinds[EntryKindName(kind)];  // zeros listed too
+  for (EntryKind kind : kAllEntryKinds) m.kinds[EntryKindName(kind)];  // zeros listed too
   absl::Status finished = (*sink)->Finish(m.ToJson(), BundleReadme(m));
   if (!finished.ok()) return finished;
   return report;
@@ -727,27 +720,27 @@ absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& ca
   absl::StatusOr<std::unique_ptr<Source>> source = OpenBundle(env, from);
   if (!source.ok()) return source.status();
   ImportReport report;
-  report.verify = WalkBundle(**source, [&](const EntryFileInfo& e, std::string_view bytes,
-                                           const EntryView& view) {
-    const CacheKey key = MakeCacheKey(std::string(view.key_text));
-    absl::StatusOr<std::string> existing =
-        env->ReadFile(EntryPath(cache.root(), view.kind, key), kMaxEntryFileBytes);
-    if (existing.ok() && DecodeEntry(*existing, key, view.kind).ok()) {
-      ++report.already_present;
-      return;
-    }
-    const CacheCounters before = cache.counters();
-    cache.Store(key, view.kind, view.payload);
-    const CacheCounters after = cache.counters();
-    if (after.store_failures > before.store_failures) {
-      ++report.store_failures;
-    } else if (after.stores > before.stores) {
-      ++report.imported;
-      report.imported_bytes += bytes.size();
-    } else {
-      ++report.already_present;  // another writer published it meanwhile
-    }
-  });
+  report.verify = WalkBundle(
+      **source, [&](const EntryFileInfo& e, std::string_view bytes, const EntryView& view) {
+        const CacheKey key = MakeCacheKey(std::string(view.key_text));
+        absl::StatusOr<std::string> existing =
+            env->ReadFile(EntryPath(cache.root(), view.kind, key), kMaxEntryFileBytes);
+        if (existing.ok() && DecodeEntry(*existing, key, view.kind).ok()) {
+          ++report.already_present;
+          return;
+        }
+        const CacheCounters before = cache.counters();
+        cache.Store(key, view.kind, view.payload);
+        const CacheCounters after = cache.counters();
+        if (after.store_failures > before.store_failures) {
+          ++report.store_failures;
+        } else if (after.stores > before.stores) {
+          ++report.imported;
+          report.imported_bytes += bytes.size();
+        } else {
+          ++report.already_present;  // another writer published it meanwhile
+        }
+      });
   return report;
 }
 

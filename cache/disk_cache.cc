@@ -14,8 +14,6 @@
 namespace jitgemm::cache {
 namespace {
 
-constexpr EntryKind kAllKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
-
 std::string FlightKey(const CacheKey& key, EntryKind kind) {
   // The full text, not the hash: threads never share a result across texts,
   // even under a hash collision.
@@ -85,7 +83,7 @@ void DiskCache::CheckReadOnlyRoots() {
       why = absl::StrCat("'", ro, "' is not a directory");
     } else {
       bool trusted = TrustedDirectory(ro, false, &why);
-      for (EntryKind kind : kAllKinds) {
+      for (EntryKind kind : kAllEntryKinds) {
         trusted = trusted && TrustedDirectory(KindDir(ro, kind), false, &why);
       }
       if (trusted) {
@@ -129,7 +127,7 @@ void DiskCache::CheckWritableRoot() {
   if (settings_.mode == CacheMode::kReadOnly) return;
 
   absl::Status made = absl::OkStatus();
-  for (EntryKind kind : kAllKinds) {
+  for (EntryKind kind : kAllEntryKinds) {
     if (made.ok()) made = env_->CreateDirs(KindDir(root_, kind));
     if (made.ok() && !env_->IsWritableDir(KindDir(root_, kind))) {
       made = absl::PermissionDeniedError(absl::StrCat("'", KindDir(root_, kind), "' is read-only"));

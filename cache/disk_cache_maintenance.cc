@@ -7,38 +7,10 @@
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
 #include "cache/mutex_lock.h"
+#include "cache/shard_walk.h"
 
 namespace jitgemm::cache {
-namespace {
-
-constexpr EntryKind kAllKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
-
-bool IsShardName(absl::string_view name) {
-  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
-  return name.size() == 2 && hex(name[0]) && hex(name[1]);
-}
-
-// Calls `visit(kind, shard_dir, names)` for every shard directory.
-template <class Visit>
-absl::Status ForEachShard(Env* env, const std::string& root, Visit visit) {
-  for (EntryKind kind : kAllKinds) {
-    const std::string kind_dir = KindDir(root, kind);
-    absl::StatusOr<std::vector<std::string>> shards = env->ListDir(kind_dir);
-    if (absl::IsNotFound(shards.status())) continue;
-    if (!shards.ok()) return shards.status();
-    for (const std::string& shard : *shards) {
-      if (!IsShardName(shard)) continue;
-      const std::string dir = JoinPath(kind_dir, shard);
-      absl::StatusOr<std::vector<std::string>> names = env->ListDir(dir);
-      if (absl::IsNotFound(names.status())) continue;
-      if (!names.ok()) return names.status();
-      visit(kind, dir, *names);
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<std::vector<DiskCache::EntryFile>> DiskCache::ListEntries() {
   if (!root_readable_) {

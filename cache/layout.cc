@@ -48,6 +48,8 @@ std::string LockPath(absl::string_view root, EntryKind kind, const CacheKey& key
   return JoinPath(LockDir(root), absl::StrCat(EntryKindName(kind), "-", key.Hex(), kLockSuffix));
 }
 
+bool IsShardName(absl::string_view name) { return name.size() == 2 && AllOf(name, IsLowerHex); }
+
 bool IsEntryFileName(absl::string_view name) {
   if (!absl::ConsumeSuffix(&name, kEntrySuffix)) return false;
   return name.size() == 32 && AllOf(name, IsLowerHex);

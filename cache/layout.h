@@ -26,6 +26,7 @@ namespace jitgemm::cache {
 inline constexpr char kLayoutDir[] = "v1";
 inline constexpr char kEntrySuffix[] = ".bin";
 inline constexpr char kLockSuffix[] = ".lock";
+inline constexpr EntryKind kAllEntryKinds[] = {EntryKind::kCubin, EntryKind::kTuningRecord};
 
 // <root>/v1
 std::string LayoutRoot(absl::string_view root);
@@ -43,6 +44,8 @@ std::string LockDir(absl::string_view root);
 // <root>/v1/locks/<kind>-<32 hex>.lock
 std::string LockPath(absl::string_view root, EntryKind kind, const CacheKey& key);
 
+// "<2 lowercase hex>", a shard directory's name.
+bool IsShardName(absl::string_view name);
 // "<32 hex>.bin" exactly.
 bool IsEntryFileName(absl::string_view name);
 // "<anything>.tmp.<digits>.<hex>".
