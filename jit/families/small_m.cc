@@ -215,6 +215,16 @@ class SmallMFamily final : public KernelFamily {
       const int64_t pad = target.shared_bytes_per_block_optin / 2 + 1024;
       if (pad <= target.shared_bytes_per_block_optin) smem = std::max(smem, pad);
     }
+    // Bulk x with block_m = 8 asks for the shared memory a 16-row block
+    // would: 2048 x 4096 bf16 under constant_b ran 6.75 us at M = 8 and 6.08
+    // at M = 1 with 136 KB requested, 7.30 / 6.55 with the 68 KB it uses, and
+    // block_m = 16 (136 KB, twice the products) 6.96 / 6.17 (H100, kernel
+    // harness; jitgemm-bench then measured 6.86 / 6.10). One CTA per SM either
+    // way (registers); a larger request (176 KB) was slower again, so this
+    // pins the measured size rather than a maximum.
+    if (g.x_bulk && g.mp == 8) {
+      smem = std::max<int64_t>(smem, int64_t{g.warps_k} * 16 * (g.cw * 64 + 64));
+    }
     s.shared_bytes = static_cast<uint32_t>(smem);
     s.workspace_bytes = static_cast<size_t>(g.workspace);
     s.pdl = c.pdl;
@@ -319,10 +329,11 @@ class SmallMFamily final : public KernelFamily {
     // (ProposeConfigs drops them otherwise): as many of a warp's chunks as the
     // register budget allows are loaded before the wait. Where that is the
     // warp's whole slice, x arrives by bulk copies, multicast to CTA pairs in
-    // a second variant, in a block_m of at least 16. Measured (H100, 2048 x
-    // 4096 bf16, 100 weights, us per call, M = 1 / 2 / 4 / 8 / 16): bulk x
-    // 6.22 / 6.47 / 6.79 / 7.30 / 8.87, pairs 6.62 / 6.69 / 6.81 / 6.96 /
-    // 8.16, x by cp.async 6.42 / 7.31 / 7.37 / 8.15 / -, the L2-prefetch
+    // a second variant (block_m 8 padded as Shape says, else 16). Measured
+    // (H100, 2048 x 4096 bf16, 100 weights, us per call, M = 1 / 2 / 4 / 8 /
+    // 16), block_m 16: bulk x 6.22 / 6.47 / 6.79 / 7.30 / 8.87, pairs 6.62 /
+    // 6.69 / 6.81 / 6.96 / 8.16; block_m 8 padded: bulk 6.08 at M = 1, pairs
+    // 6.75 at M = 8; x by cp.async 6.42 / 7.31 / 7.37 / 8.15 / -, the L2-prefetch
     // kernel 7.38 / 7.47 / 7.62 / 8.00 / 8.76. 4096 x 4096 (slice too big for
     // the ring): 11.83 vs 12.31 at M = 1, slower from M = 8.
     if (target.sm >= 90) {
@@ -334,15 +345,24 @@ class SmallMFamily final : public KernelFamily {
       std::vector<KernelConfig> twins;
       if (Supports(p, e, target).ok()) {
         KernelConfig bulk = e;
-        bulk.block_m = std::max(16, e.block_m);
         bulk.x_copy = 1;
         KernelConfig pairs = bulk;
         pairs.x_copy = 2;
+        // M = 9..16: 512 threads (16 warps along K, half the ring each) ran
+        // 8.10 us vs 8.31 with 256 (pairs, 2048 x 4096, H100, harness).
+        KernelConfig wide = pairs;
+        wide.warps_m = e.warps_m * 2;
         std::vector<KernelConfig> bulks;
         for (const KernelConfig& c : {bulk, pairs}) {
           if (Supports(p, c, target).ok() && Derive(p, c).x_bulk) bulks.push_back(c);
         }
         if (bulks.size() == 2 && p.m > 4) std::swap(bulks[0], bulks[1]);
+        if (bulks.size() == 2 && p.m > 8 && e.warps_n == 1) {
+          wide.stages = static_cast<int>(std::min<int64_t>(16, Derive(p, wide).cw));
+          if (Supports(p, wide, target).ok() && Derive(p, wide).x_bulk) {
+            bulks.insert(bulks.begin(), wide);
+          }
+        }
         twins = bulks;
         twins.push_back(e);
       }

@@ -141,10 +141,13 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_TRUE(e.early_b && e.pdl) << "the early kernel leads";
   EXPECT_EQ(e.stages, 16) << "2048 x 4096: the whole weight slice of a warp in the ring";
   EXPECT_EQ(e.x_copy, 1) << "M <= 4: bulk copies without clusters";
-  EXPECT_EQ(e.block_m, 16);
+  EXPECT_EQ(e.block_m, 8);
   EXPECT_NE(e.ToString().find(" eb=1 xc=1"), std::string::npos) << e.ToString();
   const KernelFamily& small = GetFamily(Family::kSmallM);
   EXPECT_EQ(small.Shape(decode, e, hopper).cluster_x, 1u);
+  // block_m 8 asks for the shared memory of a 16-row x block (8 warps along
+  // K, 16 chunks each: 16 rows of 16 * 64 + 64 bytes a warp), as measured.
+  EXPECT_EQ(small.Shape(decode, e, hopper).shared_bytes, 8u * 16 * (16 * 64 + 64));
   const std::string fields = small.ExtraSpecFields(decode, e);
   EXPECT_NE(fields.find("kSmallMEarlyB = true"), std::string::npos) << fields;
   EXPECT_NE(fields.find("kSmallMTrigger = 0"), std::string::npos) << fields;
@@ -175,6 +178,16 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_FALSE(small.Supports(decode, forced, hopper).ok());
 
   EXPECT_EQ(early_count(ProposeConfigs(m8, hopper, o)), 3);
+  // M = 16: pairs with 16 warps along K lead, then the 8-warp pairs.
+  const GemmProblem m16 = Linear(16, 2048, 4096, DataType::kBF16);
+  const std::vector<KernelConfig> m16_configs = ProposeConfigs(m16, hopper, o);
+  ASSERT_GE(m16_configs.size(), 2u);
+  EXPECT_EQ(m16_configs[0].x_copy, 2) << m16_configs[0].ToString();
+  EXPECT_EQ(m16_configs[0].warps_m, 16) << m16_configs[0].ToString();
+  EXPECT_EQ(m16_configs[0].stages, 8) << m16_configs[0].ToString();
+  EXPECT_EQ(m16_configs[1].warps_m, 8) << m16_configs[1].ToString();
+  EXPECT_EQ(small.Shape(m16, m16_configs[0], hopper).block[0], 512u);
+  EXPECT_EQ(early_count(m16_configs), 4);
   EXPECT_EQ(early_count(ProposeConfigs(decode, ampere, o)), 0) << "no PDL before sm_90";
   o.pdl = false;
   EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "no PDL, no early reads";
