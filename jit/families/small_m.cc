@@ -240,16 +240,17 @@ class SmallMFamily final : public KernelFamily {
   //  * split_k > 1 only when that leaves fewer than half the SMs busy
   //    (small N), up to filling the SMs;
   //  * stages 8 for one row tile per warp, 4 for two or three;
-  //  * M in 9..16 where one row tile per CTA fills the SMs: two tiles per
-  //    warp on half as many CTAs, without PDL (x traffic halved);
+  //  * M in 9..64 where one row tile per CTA fills the SMs: two tiles per
+  //    warp on half as many CTAs (x traffic halved);
   //  * run-time M in buckets of 8 / 16 / 32 / 64 rows: as fast as a kernel per
   //    M (within 0.15 us at M = 1..4, faster at 8 and 16 in the same run) and
   //    one compile serves every M of a bucket; kFast adds the exact-M kernel;
-  //  * M > 16 loses to cuBLAS at N >= 2048, K = 4096 (0.71-0.94x): no
-  //    heuristic config there, only timed candidates (kFast, kExhaustive).
+  //  * M > 16 loses to cuBLAS at N >= 2048, K = 4096 (0.71-0.97x) except with
+  //    two tiles per warp at M <= 32 (1.15x at N = 2048): no other heuristic
+  //    config there, only timed candidates (kFast, kExhaustive).
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
                                        TuningPolicy policy) const override {
-    if (p.m > 16 && policy == TuningPolicy::kHeuristic) return {};
+    if (p.m > 32 && policy == TuningPolicy::kHeuristic) return {};
     const int sms = std::max(1, target.multiprocessors);
     const int64_t rows16 = CeilDiv(p.n, 16);
     const int64_t per_cta = std::max<int64_t>(1, CeilDiv(rows16, sms));
@@ -269,16 +270,20 @@ class SmallMFamily final : public KernelFamily {
     auto stages_for = [](int rr) { return rr == 1 ? 8 : 4; };
     const int bm_exact = RoundUp8(p.m);
     const int bm_bucket = p.m <= 8 ? 8 : p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
-    // M in 9..16 with one 16-row tile per CTA: every CTA reads as many bytes
-    // of x as of W. Two tiles per warp on half the SMs (no split-K, no PDL)
-    // halve the x traffic: 2048 x 4096, M = 16: 8.73 us vs 9.19 (H100).
-    const int r_base = r;  // before the M = 9..16 change below
+    // M in 9..64 with one 16-row tile per CTA: every CTA reads at least as
+    // many bytes of x as of W. Two tiles per warp on half the SMs (no split-K)
+    // halve the x traffic. 2048 x 4096 (H100, jitgemm-bench, exhaustive
+    // tuning): M = 16 8.25 us (7.89 with M exact) against 10.4 with one tile;
+    // M = 32 9.72 against 11.2 (cuBLAS 11.2); M = 64 13.8 against 14.5
+    // (cuBLASLt 9.6 serves it). With PDL off, M = 16 ran 9.04.
+    const int r_base = r;  // before the M = 9..64 change below
     bool x_bound = false;
-    if (bm_bucket == 16 && wn == 1 && r == 1 && split == 1 && p.batch_count == 1 &&
+    if (bm_bucket >= 16 && wn == 1 && r == 1 && split == 1 && p.batch_count == 1 &&
         CeilDiv(rows16, 2) * 2 >= sms - sms / 8) {
       x_bound = true;
       r = 2;
     }
+    if (p.m > 16 && !x_bound && policy == TuningPolicy::kHeuristic) return {};
 
     std::vector<KernelConfig> out;
     auto add = [&](KernelConfig c) {
@@ -303,9 +308,7 @@ class SmallMFamily final : public KernelFamily {
       }
     };
     if (x_bound) {
-      KernelConfig c = Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true);
-      c.pdl = false;
-      add(c);
+      add(Make(bm_bucket, r, wn, wk, stages_for(r), split, /*runtime_m=*/true));
       if (policy != TuningPolicy::kHeuristic) {
         add(Make(bm_bucket, 1, wn, wk, stages_for(1), split, true));  // the one-tile config
       }

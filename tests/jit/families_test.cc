@@ -1,6 +1,7 @@
 // Host-side rules of every kernel family, without a GPU: what the heuristics
 // propose is supported, launch shapes are legal and cover the output, and
 // what a family cannot do is refused.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,40 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_EQ(early_count(ProposeConfigs(decode, ampere, o)), 0) << "no PDL before sm_90";
   o.pdl = false;
   EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "no PDL, no early reads";
+}
+
+TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
+  const TargetInfo hopper = OfflineTarget(90);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  // Without the constant_b promise (early-weight kernels are dropped then).
+  auto candidates = [&](int m, int n, TuningPolicy policy) {
+    std::vector<KernelConfig> out;
+    for (const KernelConfig& c :
+         small.Candidates(Linear(m, n, 4096, DataType::kBF16), hopper, policy)) {
+      if (!c.early_b) out.push_back(c);
+    }
+    return out;
+  };
+  // 2048 rows of W fill the SMs with one 16-row tile a CTA; from M = 9 every
+  // CTA would read as much x as W, so two tiles a warp lead, with PDL.
+  for (int m : {16, 32, 64}) {
+    const std::vector<KernelConfig> fast = candidates(m, 2048, TuningPolicy::kFast);
+    ASSERT_FALSE(fast.empty()) << m;
+    EXPECT_EQ(fast.front().block_n, 32) << fast.front().ToString();
+    EXPECT_EQ(fast.front().split_k, 1) << fast.front().ToString();
+    EXPECT_TRUE(fast.front().pdl) << fast.front().ToString();
+    const bool one_tile_timed = std::any_of(fast.begin(), fast.end(), [](const KernelConfig& c) {
+      return c.block_n == 16 && c.split_k == 1;
+    });
+    EXPECT_TRUE(one_tile_timed) << m;
+  }
+  // Untimed: M = 32 takes it (1.15x cuBLAS measured), M = 64 does not (0.82x).
+  const std::vector<KernelConfig> m32 = candidates(32, 2048, TuningPolicy::kHeuristic);
+  ASSERT_EQ(m32.size(), 1u);
+  EXPECT_EQ(m32.front().block_n, 32);
+  EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).empty());
+  // 4096 rows already give each CTA two tiles: no heuristic small_m at M = 32.
+  EXPECT_TRUE(candidates(32, 4096, TuningPolicy::kHeuristic).empty());
 }
 
 TEST(FamiliesTest, OptionsDecidePdl) {
