@@ -10,7 +10,9 @@ Choice ChooseFastest(const std::vector<Timing>& timings, double margin) {
     const Timing& t = timings[i];
     if (t.us < 0) continue;
     if (t.is_cublas) {
-      if (cublas < 0 || t.us < timings[cublas].us) cublas = i;
+      // cuBLASLt's later suggestions must beat the earlier pick by the margin
+      // too: near-ties go to the earlier (its own heuristic's first choice).
+      if (cublas < 0 || t.us < timings[cublas].us * (1.0 - margin)) cublas = i;
     } else if (best_jit < 0 || t.us < timings[best_jit].us) {
       best_jit = i;  // first listed wins equal times: the heuristics' order
     }

@@ -34,6 +34,22 @@ TEST(ChooseFastestTest, JitMustBeatCublasByTheMargin) {
   EXPECT_EQ(ChooseFastest(t, 0.0).index, 2);
 }
 
+TEST(ChooseFastestTest, LaterCublasSuggestionsMustBeatTheFirstByTheMargin) {
+  std::vector<Timing> t = {{kCublasName, true, 38.16}, {"cublas#1", true, 38.15}};
+  Choice c = ChooseFastest(t, 0.03);
+  EXPECT_EQ(c.index, 0) << "a near-tie keeps cuBLASLt's first suggestion";
+  t[1].us = 36.0;  // 5.7% faster
+  EXPECT_EQ(ChooseFastest(t, 0.03).index, 1);
+  // The first that ran is the reference when the first suggestion failed.
+  t = {{kCublasName, true, -1}, {"cublas#1", true, 10.0}, {"cublas#2", true, 9.9}};
+  EXPECT_EQ(ChooseFastest(t, 0.03).index, 1);
+  // The JIT side is compared with the cuBLAS candidate kept.
+  t = {{"jit", false, 9.5}, {kCublasName, true, 10.0}, {"cublas#1", true, 9.9}};
+  c = ChooseFastest(t, 0.03);
+  EXPECT_EQ(c.index, 0);
+  EXPECT_THAT(c.reason, HasSubstr("beats cuBLAS 10.00 us"));
+}
+
 TEST(ChooseFastestTest, MissingSidesAndFailures) {
   EXPECT_EQ(ChooseFastest({{"jit", false, 5}, {kCublasName, true, -1}}, 0.03).index, 0);
   EXPECT_EQ(ChooseFastest({{"jit", false, -1}, {kCublasName, true, 7}}, 0.03).index, 1);
