@@ -109,7 +109,8 @@ int64_t WeightBytes(const GemmProblem& p) {
 // At or below this the kernel prefetches its whole weight slice into L2 before
 // griddepcontrol.wait (Traits<S>::kAutoPrefetch).
 constexpr int64_t kWholePrefetchBytes = int64_t{16} << 20;
-// Above this the weights stream past L2: loads ask for 256-byte L2 fills.
+// Above this the weights stream past L2: loads ask for 256-byte L2 fills;
+// at or below it, 128-byte fills.
 constexpr int64_t kHintBytes = int64_t{40} << 20;
 
 // Registers a warp's ring and accumulators take; the compiled kernels stay
@@ -385,10 +386,15 @@ class SmallMFamily final : public KernelFamily {
     // Loads of two chunks back to back, dependents released after the last
     // weight load (the kernel's defaults, written out for the cache key).
     // Weights that stream past L2 ask for 256-byte L2 fills: 12288 x 4096
-    // ran 35.5 us vs 38.3 without (H100, M = 1; cuBLAS 36.2).
+    // ran 35.5 us vs 38.3 without (H100, M = 1; cuBLAS 36.2). Smaller ones
+    // ask for 128-byte fills, faster in every kernel shape measured (H100,
+    // bf16, kernel harness, us): 2048 x 4096 early bulk x M = 1 6.10 -> 5.74,
+    // pairs M = 8 6.74 -> 6.60, L2-prefetch kernel M = 8 8.27 -> 7.72, two
+    // tiles a warp M = 16 / 32 / 64 8.44 / 9.13 / 14.2 -> 7.75 / 8.51 / 12.9;
+    // 4096 x 4096 M = 1 / 8 / 16 12.44 / 12.85 / 13.4 -> 11.87 / 12.25 / 12.57.
     // Early weights release dependents at entry: the next grid's weights then
     // stream while this grid computes (measured above).
-    const int hint = WeightBytes(p) > kHintBytes ? 256 : 0;
+    const int hint = WeightBytes(p) > kHintBytes ? 256 : 128;
     std::string extra =
         absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
                      ";\n  static constexpr int kSmallMTrigger = ", c.early_b ? 0 : 1, ";\n",

@@ -15,6 +15,8 @@
 namespace jitgemm::jit {
 namespace {
 
+using ::testing::HasSubstr;
+
 GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t, int64_t batch = 1) {
   GemmProblem p = MakeGemm(m, n, k, t);
   p.b.layout = Layout::kColMajor;
@@ -226,6 +228,18 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).empty());
   // 4096 rows already give each CTA two tiles: no heuristic small_m at M = 32.
   EXPECT_TRUE(candidates(32, 4096, TuningPolicy::kHeuristic).empty());
+}
+
+TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {
+  const TargetInfo hopper = OfflineTarget(90);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  auto fields = [&](int n) {
+    const GemmProblem p = Linear(1, n, 4096, DataType::kBF16);
+    return small.ExtraSpecFields(p, small.Candidates(p, hopper, TuningPolicy::kHeuristic).front());
+  };
+  EXPECT_THAT(fields(2048), HasSubstr("kSmallMLoadHint = 128;")) << "16 MB of weights";
+  EXPECT_THAT(fields(4096), HasSubstr("kSmallMLoadHint = 128;")) << "32 MB";
+  EXPECT_THAT(fields(12288), HasSubstr("kSmallMLoadHint = 256;")) << "96 MB, past L2";
 }
 
 TEST(FamiliesTest, OptionsDecidePdl) {
