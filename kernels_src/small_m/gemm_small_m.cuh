@@ -83,86 +83,28 @@ struct MakeVoid {
 //     earlier work in the stream writes B)
 //   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
 //     16-byte aligned); otherwise the CTA stages its whole x slice first
-template <class S, class = void>
-struct LoadHintOf {
-  static constexpr int value = 0;
-};
-template <class S>
-struct LoadHintOf<S, typename MakeVoid<decltype(S::kSmallMLoadHint)>::type> {
-  static constexpr int value = S::kSmallMLoadHint;
-};
-template <class S, class = void>
-struct EvictFirstOf {
-  static constexpr bool value = false;
-};
-template <class S>
-struct EvictFirstOf<S, typename MakeVoid<decltype(S::kSmallMEvictFirst)>::type> {
-  static constexpr bool value = S::kSmallMEvictFirst;
-};
-template <class S, class = void>
-struct PrefetchChunksOf {
-  static constexpr int value = -1;
-};
-template <class S>
-struct PrefetchChunksOf<S, typename MakeVoid<decltype(S::kSmallMPrefetchChunks)>::type> {
-  static constexpr int value = S::kSmallMPrefetchChunks;
-};
-template <class S, class = void>
-struct MinBlocksOf {
-  static constexpr int value = 1;
-};
-template <class S>
-struct MinBlocksOf<S, typename MakeVoid<decltype(S::kSmallMMinBlocks)>::type> {
-  static constexpr int value = S::kSmallMMinBlocks;
-};
-template <class S, class = void>
-struct GroupOf {
-  static constexpr int value = S::kStages % 2 == 0 ? 2 : 1;
-};
-template <class S>
-struct GroupOf<S, typename MakeVoid<decltype(S::kSmallMGroup)>::type> {
-  static constexpr int value = S::kSmallMGroup;
-};
-template <class S, class = void>
-struct TriggerOf {
-  static constexpr int value = 1;
-};
-template <class S>
-struct TriggerOf<S, typename MakeVoid<decltype(S::kSmallMTrigger)>::type> {
-  static constexpr int value = S::kSmallMTrigger;
-};
-template <class S, class = void>
-struct UnrollOf {
-  static constexpr int value = -1;
-};
-template <class S>
-struct UnrollOf<S, typename MakeVoid<decltype(S::kSmallMUnroll)>::type> {
-  static constexpr int value = S::kSmallMUnroll;
-};
-template <class S, class = void>
-struct EarlyBOf {
-  static constexpr bool value = false;
-};
-template <class S>
-struct EarlyBOf<S, typename MakeVoid<decltype(S::kSmallMEarlyB)>::type> {
-  static constexpr bool value = S::kSmallMEarlyB;
-};
-template <class S, class = void>
-struct XClusterOf {
-  static constexpr int value = 0;
-};
-template <class S>
-struct XClusterOf<S, typename MakeVoid<decltype(S::kSmallMXCluster)>::type> {
-  static constexpr int value = S::kSmallMXCluster;
-};
-template <class S, class = void>
-struct XRingOf {
-  static constexpr bool value = true;
-};
-template <class S>
-struct XRingOf<S, typename MakeVoid<decltype(S::kSmallMXRing)>::type> {
-  static constexpr bool value = S::kSmallMXRing;
-};
+// Name<S>::value is S::Field where the spec defines it, else `fallback`
+// (which may use S).
+#define JITGEMM_SMALL_M_KNOB(Name, Field, Type, fallback)       \
+  template <class S, class = void>                              \
+  struct Name {                                                 \
+    static constexpr Type value = fallback;                     \
+  };                                                            \
+  template <class S>                                            \
+  struct Name<S, typename MakeVoid<decltype(S::Field)>::type> { \
+    static constexpr Type value = S::Field;                     \
+  };
+JITGEMM_SMALL_M_KNOB(LoadHintOf, kSmallMLoadHint, int, 0)
+JITGEMM_SMALL_M_KNOB(EvictFirstOf, kSmallMEvictFirst, bool, false)
+JITGEMM_SMALL_M_KNOB(PrefetchChunksOf, kSmallMPrefetchChunks, int, -1)
+JITGEMM_SMALL_M_KNOB(MinBlocksOf, kSmallMMinBlocks, int, 1)
+JITGEMM_SMALL_M_KNOB(GroupOf, kSmallMGroup, int, S::kStages % 2 == 0 ? 2 : 1)
+JITGEMM_SMALL_M_KNOB(TriggerOf, kSmallMTrigger, int, 1)
+JITGEMM_SMALL_M_KNOB(UnrollOf, kSmallMUnroll, int, -1)
+JITGEMM_SMALL_M_KNOB(EarlyBOf, kSmallMEarlyB, bool, false)
+JITGEMM_SMALL_M_KNOB(XClusterOf, kSmallMXCluster, int, 0)
+JITGEMM_SMALL_M_KNOB(XRingOf, kSmallMXRing, bool, true)
+#undef JITGEMM_SMALL_M_KNOB
 
 __host__ __device__ constexpr int CMax(int a, int b) { return a > b ? a : b; }
 __host__ __device__ constexpr int CMin(int a, int b) { return a < b ? a : b; }
