@@ -361,7 +361,7 @@ class SmallMFamily final : public KernelFamily {
           if (Supports(p, c, target).ok() && Derive(p, c).x_bulk) bulks.push_back(c);
         }
         if (bulks.size() == 2 && p.m > 4) std::swap(bulks[0], bulks[1]);
-        if (bulks.size() == 2 && p.m > 8 && e.warps_n == 1) {
+        if (bulks.size() == 2 && p.m > 8 && p.m <= 16 && e.warps_n == 1) {
           wide.stages = static_cast<int>(std::min<int64_t>(16, Derive(p, wide).cw));
           if (Supports(p, wide, target).ok() && Derive(p, wide).x_bulk) {
             bulks.insert(bulks.begin(), wide);
@@ -370,8 +370,9 @@ class SmallMFamily final : public KernelFamily {
         twins = bulks;
         twins.push_back(e);
       }
-      // Without bulk x the early kernel wins only at M <= 2 (above).
-      const bool lead = !twins.empty() && (twins.front().x_copy > 0 || p.m <= 2);
+      // Without bulk x the early kernel wins only at M <= 2 (above); above
+      // M = 16 no early kernel was measured faster, so they are only timed.
+      const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 16) || p.m <= 2);
       auto at = lead ? out.begin() : out.begin() + std::min<size_t>(1, out.size());
       for (const KernelConfig& t : twins) {
         if (std::find(out.begin(), out.end(), t) != out.end()) continue;

@@ -3,8 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -49,6 +52,9 @@ class PlanGpuTest : public ::testing::Test {
     }
     return d.Poison();
   }
+
+  void CheckChain(int64_t m, int64_t h, const Options& o, int layers,
+                  const std::string& expect_kernel);
 
   std::mt19937_64 rng_{7};
 };
@@ -226,82 +232,106 @@ TEST_F(PlanGpuTest, CApiRunsAndReportsErrors) {
   jitgemm_plan_destroy(plan);
 }
 
-// Eight dependent small-M linears in one graph with PDL: each layer reads the
-// previous layer's output, so a kernel that touched memory before
-// griddepcontrol.wait would read stale data.
-// Each layer reads the activations the previous one writes, under PDL, with
-// the early weight reads of constant_b too (M = 1 and 2 take the early kernel
-// in heuristic mode).
+// `layers` dependent h x h linears at M rows in one graph, replayed three
+// times: each layer reads the activations the previous one writes, so a
+// kernel that read them before griddepcontrol.wait would see stale data.
+// Every layer is checked against a float64 reference computed from the
+// device's own (rounded) input activations.
+void PlanGpuTest::CheckChain(int64_t m, int64_t h, const Options& o, int layers,
+                             const std::string& expect_kernel) {
+  const GemmProblem p = Linear(m, h, h, DataType::kBF16);
+  auto plan = Plan::Create(p, o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  if (!expect_kernel.empty()) {
+    EXPECT_THAT(plan->info().kernel_name, HasSubstr(expect_kernel)) << "m=" << m;
+  }
+  std::vector<std::unique_ptr<Buffer>> acts, weights, biases;
+  for (int l = 0; l <= layers; ++l) {
+    acts.push_back(std::make_unique<Buffer>());
+    ASSERT_EQ(acts.back()->Allocate(m * h * 2, 0), cudaSuccess);
+  }
+  // Keep activations O(1) through ReLU layers: weights scaled by 1/sqrt(h).
+  const float scale = 1.0f / std::sqrt(static_cast<float>(h));
+  for (int l = 0; l < layers; ++l) {
+    weights.push_back(std::make_unique<Buffer>());
+    biases.push_back(std::make_unique<Buffer>());
+    ASSERT_EQ(weights.back()->Allocate(h * h * 2, 0), cudaSuccess);
+    ASSERT_EQ(biases.back()->Allocate(h * 2, 0), cudaSuccess);
+    weights.back()->FillRandom(DataType::kBF16, rng_);
+    for (size_t i = 0; i < weights.back()->host.size() / 2; ++i) {
+      const float w = LoadAs(DataType::kBF16, weights.back()->host.data(), i) * scale;
+      StoreAs(DataType::kBF16, weights.back()->host.data(), i, w);
+    }
+    biases.back()->FillRandom(DataType::kBF16, rng_);
+    CUDA_OK(weights.back()->Upload());
+    CUDA_OK(biases.back()->Upload());
+  }
+  acts[0]->FillRandom(DataType::kBF16, rng_);
+  CUDA_OK(acts[0]->Upload());
+  for (int l = 1; l <= layers; ++l) CUDA_OK(acts[l]->Poison());
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int l = 0; l < layers; ++l) {
+    ASSERT_TRUE(plan->Run({acts[l]->device, weights[l]->device, nullptr, acts[l + 1]->device,
+                           biases[l]->device},
+                          stream)
+                    .ok());
+  }
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int rep = 0; rep < 3; ++rep) CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  for (int l = 0; l < layers; ++l) {
+    CUDA_OK(acts[l + 1]->Download());
+    auto ref = ReferenceGemm(p, acts[l]->host.data(), weights[l]->host.data(), nullptr,
+                             biases[l]->host.data());
+    EXPECT_LT(RelativeError(p, acts[l + 1]->host.data(), ref), 1.6e-2)
+        << "layer " << l << " m=" << m << " pdl=" << o.pdl << " " << plan->info().kernel_name;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// Eight dependent small-M linears with PDL on and off, and with the early
+// weight reads of constant_b (M = 1 and 2 take the early kernel in heuristic
+// mode).
 TEST_F(PlanGpuTest, DependentChainWithPdlIsCorrect) {
-  const int64_t h = 512;
   struct Mode {
     int64_t m;
     bool pdl, constant_b;
   };
   for (const Mode mode : {Mode{4, true, false}, Mode{4, false, false}, Mode{1, true, true},
                           Mode{2, true, true}, Mode{5, true, true}}) {
-    const int64_t m = mode.m;
-    const bool pdl = mode.pdl;
-    const GemmProblem p = Linear(m, h, h, DataType::kBF16);
     Options o;
     o.backend = BackendPolicy::kJitOnly;
     o.tuning = TuningPolicy::kHeuristic;
-    o.pdl = pdl;
+    o.pdl = mode.pdl;
     o.constant_b = mode.constant_b;
-    auto plan = Plan::Create(p, o);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    if (mode.constant_b && m <= 2) {
-      EXPECT_THAT(plan->info().kernel_name, HasSubstr("_earlyb")) << "m=" << m;
-    }
-    std::vector<std::unique_ptr<Buffer>> acts, weights, biases;
-    for (int l = 0; l <= 8; ++l) {
-      acts.push_back(std::make_unique<Buffer>());
-      ASSERT_EQ(acts.back()->Allocate(m * h * 2, 0), cudaSuccess);
-    }
-    for (int l = 0; l < 8; ++l) {
-      weights.push_back(std::make_unique<Buffer>());
-      biases.push_back(std::make_unique<Buffer>());
-      ASSERT_EQ(weights.back()->Allocate(h * h * 2, 0), cudaSuccess);
-      ASSERT_EQ(biases.back()->Allocate(h * 2, 0), cudaSuccess);
-      weights.back()->FillRandom(DataType::kBF16, rng_);
-      // Keep activations O(1) through ReLU layers: scale weights by 1/sqrt(h).
-      for (size_t i = 0; i < weights.back()->host.size() / 2; ++i) {
-        float w = LoadAs(DataType::kBF16, weights.back()->host.data(), i) * 0.0625f;
-        StoreAs(DataType::kBF16, weights.back()->host.data(), i, w);
-      }
-      biases.back()->FillRandom(DataType::kBF16, rng_);
-      CUDA_OK(weights.back()->Upload());
-      CUDA_OK(biases.back()->Upload());
-    }
-    acts[0]->FillRandom(DataType::kBF16, rng_);
-    CUDA_OK(acts[0]->Upload());
-    for (int l = 1; l <= 8; ++l) CUDA_OK(acts[l]->Poison());
-    cudaStream_t stream;
-    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaGraph_t graph;
-    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    for (int l = 0; l < 8; ++l) {
-      ASSERT_TRUE(plan->Run({acts[l]->device, weights[l]->device, nullptr, acts[l + 1]->device,
-                             biases[l]->device},
-                            stream)
-                      .ok());
-    }
-    CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec;
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = 0; rep < 3; ++rep) CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
-    // Reference layer by layer from the device's own (rounded) activations.
-    for (int l = 0; l < 8; ++l) {
-      CUDA_OK(acts[l + 1]->Download());
-      auto ref = ReferenceGemm(p, acts[l]->host.data(), weights[l]->host.data(), nullptr,
-                               biases[l]->host.data());
-      EXPECT_LT(RelativeError(p, acts[l + 1]->host.data(), ref), 1.6e-2)
-          << "layer " << l << " m=" << m << " pdl=" << pdl << " " << plan->info().kernel_name;
-    }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
+    CheckChain(mode.m, 512, o, 8, mode.constant_b && mode.m <= 2 ? "_earlyb" : "");
+  }
+}
+
+// The kernels a decode-sized layer (2048 x 2048) gets under constant_b, each
+// in a dependent chain: x by bulk copy (M <= 4), multicast to CTA pairs in a
+// cluster (M = 8), pairs with 16 warps along K (M = 9..16), and above M = 16
+// the two-tiles-a-warp kernel without early reads.
+TEST_F(PlanGpuTest, DecodeShapeKernelsInADependentChainAreCorrect) {
+  int major = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  if (major < 9) GTEST_SKIP() << "the early-weight kernels need sm_90 (PDL, clusters)";
+  const std::pair<int64_t, std::string> cases[] = {
+      {1, "_earlyb_xc1"}, {3, "_earlyb_xc1"}, {8, "_earlyb_xc2"}, {12, "w16x1"},
+      {16, "w16x1"},      {24, "32x32x32"},   {32, "32x32x32"}};
+  for (const auto& [m, kernel] : cases) {
+    Options o;
+    o.backend = BackendPolicy::kJitOnly;
+    o.tuning = TuningPolicy::kHeuristic;
+    o.constant_b = true;
+    CheckChain(m, 2048, o, 4, kernel);
   }
 }
 

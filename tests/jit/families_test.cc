@@ -226,6 +226,16 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   ASSERT_EQ(m32.size(), 1u);
   EXPECT_EQ(m32.front().block_n, 32);
   EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).empty());
+  // Under constant_b, early kernels lead up to M = 16 only (none measured
+  // faster above).
+  Options cb;
+  cb.tuning = TuningPolicy::kHeuristic;
+  cb.constant_b = true;
+  EXPECT_TRUE(ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
+  const KernelConfig m24 =
+      ProposeConfigs(Linear(24, 2048, 2048, DataType::kBF16), hopper, cb).front();
+  EXPECT_FALSE(m24.early_b) << m24.ToString();
+  EXPECT_EQ(m24.block_n, 32) << m24.ToString();
   // 4096 rows already give each CTA two tiles: no heuristic small_m at M = 32.
   EXPECT_TRUE(candidates(32, 4096, TuningPolicy::kHeuristic).empty());
 }
