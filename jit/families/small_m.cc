@@ -117,7 +117,10 @@ constexpr int64_t kHintBytes = int64_t{40} << 20;
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
 bool FitsRegisters(const Geometry& g) {
   const int ring_and_acc = 8 * g.stages * g.r + 4 * g.r * g.mg;
-  // 512 threads leave 128 registers a thread.
+  // 512 threads leave 128 registers a thread. With 64 rows of x (8 groups)
+  // and one 16-row tile a warp, 4 stages spilled (255 registers, sm_90a, the
+  // outer loop unrolled); two tiles a warp with 4 stages did not.
+  if (g.mg == 8 && g.r == 1 && g.stages >= 4 && g.warps <= 8) return false;
   return g.r <= 4 && ring_and_acc <= (g.warps > 8 ? 80 : 144);
 }
 
@@ -132,6 +135,22 @@ KernelConfig Make(int bm, int r, int wn, int wk, int stages, int split, bool run
   c.stages = stages;
   c.split_k = split;
   c.runtime_m = runtime_m;
+  return c;
+}
+
+// The wgmma path of the kernel (block_k = 64 * KS > 32, sm_90a): one
+// warpgroup, a 64-row x tile and a block_n-row W tile per stage, both in
+// shared memory; stages x KS 64-wide K atoms. When the pointers are less than
+// 16-byte aligned the kernel takes the register-ring path with the same
+// launch shape, so the shape covers both.
+bool IsWg(const KernelConfig& c) { return c.block_k > kChunk; }
+int64_t WgSmem(const KernelConfig& c) {
+  return int64_t{c.stages} * (c.block_k / 64) * (64 * 128 + c.block_n * 128) + 1024;
+}
+KernelConfig MakeWg(int block_n, int stages, int ks) {
+  KernelConfig c = Make(64, 1, 1, 4, stages, 1, /*runtime_m=*/true);
+  c.block_n = block_n;
+  c.block_k = 64 * ks;
   return c;
 }
 
@@ -159,9 +178,37 @@ class SmallMFamily final : public KernelFamily {
       return absl::InvalidArgumentError(
           absl::StrCat("small_m: block_m must be a multiple of 8 in [M, 64]: ", c.ToString()));
     }
-    if (c.block_k != kChunk) {
+    if (IsWg(c)) {
+      if (target.sm != 90) {
+        return absl::UnimplementedError("small_m: the wgmma path needs sm_90a");
+      }
+      const bool shape_ok = (c.block_k == 64 || c.block_k == 128 || c.block_k == 256) &&
+                            c.block_m == 64 && (c.block_n == 16 || c.block_n == 32) &&
+                            c.warps_m == 4 && c.warps_n == 1 && c.stages >= 3 && c.stages <= 8 &&
+                            c.split_k == 1 && c.x_copy == 0 && !c.early_b;
+      if (!shape_ok) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "small_m wgmma: block 64 x {16, 32} x {64, 128, 256}, 4 x 1 warps, 3..8 stages, no "
+            "split: ",
+            c.ToString()));
+      }
+      // 16-byte rows (cp.async units); the same keeps the register-ring
+      // fallback's x in a small ring.
+      const bool batched_a = p.batch_count > 1 && p.a.batch_stride > 0;
+      const bool batched_b = p.batch_count > 1 && p.b.batch_stride > 0;
+      if (p.a.layout != Layout::kRowMajor || (p.a.ld * 2) % 16 != 0 || (p.b.ld * 2) % 16 != 0 ||
+          (batched_a && (p.a.batch_stride * 2) % 16 != 0) ||
+          (batched_b && (p.b.batch_stride * 2) % 16 != 0)) {
+        return absl::UnimplementedError(
+            "small_m wgmma: A row-major, A and B rows (and batches) 16 bytes apart");
+      }
+      if (std::max(WgSmem(c), Derive(p, c).smem) > target.shared_bytes_per_block_optin) {
+        return absl::UnimplementedError(absl::StrCat("small_m wgmma: needs ", WgSmem(c),
+                                                     " bytes of shared memory: ", c.ToString()));
+      }
+    } else if (c.block_k != kChunk) {
       return absl::InvalidArgumentError(
-          absl::StrCat("small_m: block_k must be 32: ", c.ToString()));
+          absl::StrCat("small_m: block_k must be 32 (or 64, 128, 256 for wgmma): ", c.ToString()));
     }
     const int threads = 32 * c.warps_m * c.warps_n;
     if (c.warps_m < 1 || c.warps_n < 1 || threads > kMaxThreads || c.block_n < 16 ||
@@ -181,7 +228,9 @@ class SmallMFamily final : public KernelFamily {
           absl::StrCat("small_m: stages in 1..16, split_k >= 1: ", c.ToString()));
     }
     const Geometry g = Derive(p, c);
-    if (!FitsRegisters(g)) {
+    // The wgmma path keeps no ring (the ring fallback, taken only for
+    // pointers under 16-byte alignment, may spill there: still correct).
+    if (!IsWg(c) && !FitsRegisters(g)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "small_m: ring and accumulators exceed the register budget: ", c.ToString()));
     }
@@ -226,6 +275,7 @@ class SmallMFamily final : public KernelFamily {
     if (g.x_bulk && g.mp == 8) {
       smem = std::max<int64_t>(smem, int64_t{g.warps_k} * 16 * (g.cw * 64 + 64));
     }
+    if (IsWg(c)) smem = std::max(smem, WgSmem(c));
     s.shared_bytes = static_cast<uint32_t>(smem);
     s.workspace_bytes = static_cast<size_t>(g.workspace);
     s.pdl = c.pdl;
@@ -251,7 +301,7 @@ class SmallMFamily final : public KernelFamily {
   //    config there, only timed candidates (kFast, kExhaustive).
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
                                        TuningPolicy policy) const override {
-    if (p.m > 32 && policy == TuningPolicy::kHeuristic) return {};
+    if (p.m > 32 && policy == TuningPolicy::kHeuristic && target.sm != 90) return {};
     const int sms = std::max(1, target.multiprocessors);
     const int64_t rows16 = CeilDiv(p.n, 16);
     const int64_t per_cta = std::max<int64_t>(1, CeilDiv(rows16, sms));
@@ -378,6 +428,18 @@ class SmallMFamily final : public KernelFamily {
         if (std::find(out.begin(), out.end(), t) != out.end()) continue;
         at = out.insert(at, t) + 1;
       }
+    }
+    // The wgmma path for M > 16 on Hopper (bf16 2048 x 4096, H100, kernel
+    // harness, us): M = 64 8.60 (block_k 128, 8 stages) / 8.97 (256, 5) against
+    // 13.2 for two register-ring tiles a warp and cuBLAS 10.2; M = 32 8.67 /
+    // 8.89 against 8.5. First where M > 32, timed after the first otherwise.
+    if (target.sm == 90 && (p.m > 32 || (p.m > 16 && policy != TuningPolicy::kHeuristic))) {
+      const size_t at = p.m > 32 ? 0 : std::min<size_t>(1, out.size());
+      std::vector<KernelConfig> wg;
+      for (const KernelConfig& c : {MakeWg(16, 8, 2), MakeWg(16, 5, 4)}) {
+        if (Supports(p, c, target).ok()) wg.push_back(c);
+      }
+      out.insert(out.begin() + at, wg.begin(), wg.end());
     }
     if (policy == TuningPolicy::kFast && out.size() > 8) out.resize(8);
     return out;

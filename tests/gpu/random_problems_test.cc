@@ -1,6 +1,7 @@
 // RELIABILITY item 18 / issue "JIT pipeline": hundreds of random problems
 // through Plan against a float64 reference, outputs poisoned with NaN first.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +15,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/src/jit_backend.h"
 #include "api/src/problem_internal.h"
 #include "gtest/gtest.h"
+#include "jit/driver_api.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
+#include "jit/launcher.h"
 #include "jitgemm/plan.h"
 #include "tests/gpu/gpu_env.h"
 #include "tests/testing/reference.h"
@@ -128,8 +134,10 @@ double Tolerance(const GemmProblem& p) {
 }
 
 // Runs one case; returns an empty string on success, else what went wrong.
-std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
-  const GemmProblem& p = plan.problem();
+// Runs `run` on fresh operands (D poisoned) and checks D against float64.
+std::string RunCase(const Case& c, const GemmProblem& p,
+                    const std::function<absl::Status(const GemmPointers&)>& run,
+                    std::mt19937_64& rng) {
   const int64_t batch = p.batch_count;
   Buffer a, b, cbuf, d, bias;
   auto span = [&](const Operand& op, int64_t r, int64_t cols) {
@@ -160,9 +168,8 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
   a.Upload();
   b.Upload();
   d.Poison();
-  absl::Status s = plan.Run({a.device, b.device, uses_c ? cbuf.device : nullptr, d.device,
-                             uses_bias ? bias.device : nullptr},
-                            nullptr);
+  absl::Status s = run({a.device, b.device, uses_c ? cbuf.device : nullptr, d.device,
+                        uses_bias ? bias.device : nullptr});
   if (!s.ok()) return absl::StrCat("Run: ", s.ToString());
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return absl::StrCat("kernel failed: ", cudaGetErrorString(e));
@@ -203,6 +210,11 @@ std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
     }
   }
   return "";
+}
+
+std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
+  return RunCase(
+      c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
 }
 
 int EnvInt(const char* name, int fallback) {
@@ -309,6 +321,86 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
       if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) break;
     }
   }
+  EXPECT_EQ(failures, 0);
+}
+
+// The small_m wgmma configs (sm_90a) run directly, whatever the tuner would
+// pick: partial N tiles, K not a multiple of the stage depth, run-time and
+// exact M, batches with strides, fp16 and bf16, every epilogue, and pointers
+// below 16-byte alignment (the kernel then takes its register-ring path).
+TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  CUDA_OK(cudaFree(nullptr));
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  if (device->target.sm != 90) GTEST_SKIP() << "wgmma configs are for sm_90a";
+  const jit::KernelFamily& small = jit::GetFamily(jit::Family::kSmallM);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261121) + 5);
+  struct Shape {
+    int64_t m, n, k;
+    DataType t;
+    int64_t batch;
+  };
+  const Shape shapes[] = {
+      {64, 2048, 4096, DataType::kBF16, 1}, {33, 300, 1000, DataType::kF16, 1},
+      {48, 1000, 520, DataType::kBF16, 3},  {5, 96, 4104, DataType::kF16, 1},
+      {64, 24, 64, DataType::kBF16, 2},     {17, 2056, 2048, DataType::kBF16, 1}};
+  int ran = 0, failures = 0;
+  for (int i = 0; i < static_cast<int>(std::size(shapes)); ++i) {
+    const Shape& sh = shapes[i];
+    Case c;
+    GemmProblem& p = c.problem;
+    p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
+    p.b.layout = Layout::kColMajor;
+    p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
+    p.c.type = p.d.type;
+    p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
+    p.epilogue.beta = i % 3 == 1 ? 0.75f : 0.f;
+    p.epilogue.bias = i % 2 ? BiasMode::kPerColumn : BiasMode::kPerRow;
+    p.epilogue.activation = i % 2 ? Activation::kGeluTanh : Activation::kSilu;
+    if (sh.batch > 1) {
+      p.batch_count = sh.batch;
+      p.a.batch_stride = sh.m * sh.k;
+      p.b.batch_stride = i % 2 ? 0 : sh.k * sh.n;
+      p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
+      p.epilogue.bias_batch_stride = i % 2 ? 0 : std::max(sh.m, sh.n);
+    }
+    p = Canonicalize(p);
+    for (int misaligned = 0; misaligned < 2; ++misaligned) {
+      c.options = Options();
+      c.options.pointer_alignment = misaligned ? DataTypeSize(sh.t) : 16;
+      c.misalign = misaligned;
+      for (auto [bn, stages, bk] : {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 4, 64}}) {
+        jit::KernelConfig config;
+        config.family = jit::Family::kSmallM;
+        config.block_m = 64;
+        config.block_n = bn;
+        config.block_k = bk;
+        config.warps_m = 4;
+        config.warps_n = 1;
+        config.stages = stages;
+        config.runtime_m = i % 2 == 0;
+        config.pdl = i % 3 != 0;
+        ASSERT_TRUE(small.Supports(p, config, device->target).ok())
+            << config.ToString() << " " << small.Supports(p, config, device->target);
+        bool compiled = false;
+        auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
+        ASSERT_TRUE(backend.ok()) << backend.status();
+        const std::string err = RunCase(
+            c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+        ++ran;
+        if (!err.empty()) {
+          ++failures;
+          ADD_FAILURE() << "shape " << i << " misaligned=" << misaligned << " "
+                        << (*backend)->Describe() << ": " << err;
+          if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return;
+        }
+      }
+    }
+  }
+  std::printf("small_m wgmma configs: %d runs, %d failures\n", ran, failures);
   EXPECT_EQ(failures, 0);
 }
 

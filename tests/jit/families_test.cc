@@ -211,8 +211,12 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   // 2048 rows of W fill the SMs with one 16-row tile a CTA; from M = 9 every
   // CTA would read as much x as W, so two tiles a warp lead, with PDL.
   for (int m : {16, 32, 64}) {
-    const std::vector<KernelConfig> fast = candidates(m, 2048, TuningPolicy::kFast);
+    std::vector<KernelConfig> fast = candidates(m, 2048, TuningPolicy::kFast);
     ASSERT_FALSE(fast.empty()) << m;
+    if (m > 32) {  // the wgmma kernels lead there (next test)
+      ASSERT_GT(fast.front().block_k, 32) << fast.front().ToString();
+      fast.erase(fast.begin(), fast.begin() + 2);
+    }
     EXPECT_EQ(fast.front().block_n, 32) << fast.front().ToString();
     EXPECT_EQ(fast.front().split_k, 1) << fast.front().ToString();
     EXPECT_TRUE(fast.front().pdl) << fast.front().ToString();
@@ -225,7 +229,8 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   const std::vector<KernelConfig> m32 = candidates(32, 2048, TuningPolicy::kHeuristic);
   ASSERT_EQ(m32.size(), 1u);
   EXPECT_EQ(m32.front().block_n, 32);
-  EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).empty());
+  EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).front().block_k > 32)
+      << "M = 64: the wgmma kernel";
   // Under constant_b, early kernels lead up to M = 16 only (none measured
   // faster above).
   Options cb;
@@ -238,6 +243,46 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   EXPECT_EQ(m24.block_n, 32) << m24.ToString();
   // 4096 rows already give each CTA two tiles: no heuristic small_m at M = 32.
   EXPECT_TRUE(candidates(32, 4096, TuningPolicy::kHeuristic).empty());
+}
+
+TEST(FamiliesTest, SmallMWgmmaPathOnHopperAboveM16) {
+  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  const GemmProblem m64 = Linear(64, 2048, 4096, DataType::kBF16);
+  const std::vector<KernelConfig> fast = small.Candidates(m64, hopper, TuningPolicy::kFast);
+  ASSERT_GE(fast.size(), 2u);
+  for (int i : {0, 1}) {
+    const KernelConfig& c = fast[i];
+    EXPECT_GT(c.block_k, 32) << c.ToString();
+    EXPECT_EQ(c.block_m, 64) << c.ToString();
+    EXPECT_EQ(c.block_n, 16) << c.ToString();
+    EXPECT_TRUE(small.Supports(m64, c, hopper).ok());
+    EXPECT_FALSE(small.Supports(m64, c, ampere).ok()) << "wgmma is sm_90a only";
+    const LaunchShape s = small.Shape(m64, c, hopper);
+    EXPECT_EQ(s.block[0], 128u) << "one warpgroup";
+    EXPECT_EQ(s.grid[0], 2048u / 16);
+    EXPECT_GE(s.shared_bytes, static_cast<uint32_t>(c.stages * (c.block_k / 64) * 10240));
+  }
+  for (const KernelConfig& c : small.Candidates(m64, ampere, TuningPolicy::kFast)) {
+    EXPECT_EQ(c.block_k, 32) << c.ToString();
+  }
+  // M = 17..32: timed, not first; M <= 16: none.
+  const std::vector<KernelConfig> m32 =
+      small.Candidates(Linear(32, 2048, 4096, DataType::kBF16), hopper, TuningPolicy::kFast);
+  EXPECT_EQ(m32.front().block_k, 32);
+  EXPECT_TRUE(
+      std::any_of(m32.begin(), m32.end(), [](const KernelConfig& c) { return c.block_k > 32; }));
+  for (const KernelConfig& c :
+       small.Candidates(Linear(16, 2048, 4096, DataType::kBF16), hopper, TuningPolicy::kFast)) {
+    EXPECT_EQ(c.block_k, 32) << c.ToString();
+  }
+  // Rows not 16 bytes apart: refused.
+  GemmProblem odd = Linear(64, 2048, 4100 - 1, DataType::kBF16);
+  EXPECT_FALSE(small.Supports(odd, fast[0], hopper).ok());
+  KernelConfig bad = fast[0];
+  bad.stages = 2;
+  EXPECT_THAT(small.Supports(m64, bad, hopper),
+              jitgemm::testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stages")));
 }
 
 TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {
