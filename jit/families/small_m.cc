@@ -433,10 +433,12 @@ class SmallMFamily final : public KernelFamily {
     // harness, us): M = 64 8.60 (block_k 128, 8 stages) / 8.97 (256, 5) against
     // 13.2 for two register-ring tiles a warp and cuBLAS 10.2; M = 32 8.67 /
     // 8.89 against 8.5. First where M > 32, timed after the first otherwise.
+    // Block_n 32 halves the CTAs for wider N: 4096 x 4096 M = 64 14.1-14.7
+    // against 17.0-17.7 with 16 (cuBLAS 14.7).
     if (target.sm == 90 && (p.m > 32 || (p.m > 16 && policy != TuningPolicy::kHeuristic))) {
       const size_t at = p.m > 32 ? 0 : std::min<size_t>(1, out.size());
       std::vector<KernelConfig> wg;
-      for (const KernelConfig& c : {MakeWg(16, 8, 2), MakeWg(16, 5, 4)}) {
+      for (const KernelConfig& c : {MakeWg(16, 8, 2), MakeWg(16, 5, 4), MakeWg(32, 6, 2)}) {
         if (Supports(p, c, target).ok()) wg.push_back(c);
       }
       out.insert(out.begin() + at, wg.begin(), wg.end());
