@@ -8,7 +8,8 @@
 //             (with runtime_m, the M bucket the kernel serves)
 //   block_n   rows of W (columns of B) per CTA = 16 * R * warps_n, R = 16-row
 //             tiles per warp
-//   block_k   32 (the chunk of K one product step covers); nothing else
+//   block_k   32 (the chunk of K one product step covers), or 64 * KS
+//             (128, 256) for the wgmma path on sm_90a (see IsWg below)
 //   warps_n   warps side by side along N
 //   warps_m   warps side by side along K inside the CTA (each a K sub-range,
 //             reduced in shared memory)

@@ -5,6 +5,10 @@
 // B (K x N) column-major (nn.Linear's (N, K) row-major weight, ldb >= K), one
 // 16-bit type (bf16 or fp16) for A and B, fp32 accumulation.
 //
+// Two paths. kBlockK = 32: the register-ring path described below (any
+// architecture from sm_80). kBlockK = 64 * KS (sm_90a, WgGemm further down):
+// x and W tiles through shared memory into wgmma, for M > 16.
+//
 // Work split (all compile-time):
 //   * K is cut into 32-wide chunks. A CTA owns kBlockN columns of B (rows of
 //     W) and a contiguous slice of kCC = ceil(chunks / kSplitK) chunks;
