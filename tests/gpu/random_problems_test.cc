@@ -372,7 +372,8 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
       c.options = Options();
       c.options.pointer_alignment = misaligned ? DataTypeSize(sh.t) : 16;
       c.misalign = misaligned;
-      for (auto [bn, stages, bk] : {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 4, 64}}) {
+      for (auto [bn, stages, bk] :
+           {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 6, 128}, {32, 4, 64}}) {
         jit::KernelConfig config;
         config.family = jit::Family::kSmallM;
         config.block_m = 64;
