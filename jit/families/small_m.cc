@@ -26,7 +26,8 @@
 // 9.9), 8.1 at M = 8, 8.7 at M = 16 (two row tiles per warp, no PDL);
 // N = 4096: 12.3-13.5 us (cuBLAS 15.3-15.7); N = 12288 with 256-byte L2
 // fills: 35.5-35.9 us (cuBLAS 36.2-36.7). A plain 16.8 MB streaming read
-// kernel takes 6.7-7.0 us per launch in the same harness (.scratch-smallm).
+// kernel takes 6.7-7.0 us per launch in the same harness (an nvcc test bench
+// outside the repository).
 #include <algorithm>
 #include <cstdint>
 #include <string>
