@@ -18,8 +18,9 @@
 //   pdl       programmatic dependent launch (L2 prefetch before the wait)
 //   runtime_m M is args.m (any M <= block_m) instead of a constant
 //
-// Measured on an H100 (bf16, K = 4096, graph of 100 launches over 100 rotated
-// weight buffers, median of 5 replays, cuBLAS in the same process; issue 5):
+// First measurements on an H100 (bf16, K = 4096, graph of 100 launches over
+// 100 rotated weight buffers, median of 5 replays, cuBLAS in the same process;
+// issue 5; the figures at each rule below and in bench/results/ are later):
 // one CTA per SM with split_k = 1 and warps_n = 1 wins wherever N / 16 >= the
 // SM count: split-K added about 1 us of tail, and warps_n > 1 multiplies the x
 // traffic of the cp.async ring. N = 2048: 7.35-7.50 us at M = 1..4 (cuBLAS
