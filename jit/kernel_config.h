@@ -36,6 +36,9 @@ struct KernelConfig {
   // small_m: x reaches shared memory by bulk copies (1) or bulk copies
   // multicast to clusters of x_copy CTAs (2, 4, 8); 0: per-lane cp.async.
   int x_copy = 0;
+  // small_m: the split_k CTAs of an n tile form one thread-block cluster and
+  // reduce through distributed shared memory (no workspace, sm_90).
+  bool cluster_k = false;
 
   // Canonical text: part of the cache key, so every field must appear.
   std::string ToString() const;
@@ -49,6 +52,7 @@ struct LaunchShape {
   size_t workspace_bytes = 0;  // zeroed device memory the plan owns, passed as args.workspace
   bool pdl = false;            // launch with programmatic stream serialization
   uint32_t cluster_x = 1;      // CTAs per thread-block cluster along x (1: no cluster)
+  uint32_t cluster_y = 1;      // ... and along y
 };
 
 }  // namespace jitgemm::jit

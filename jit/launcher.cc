@@ -85,10 +85,10 @@ absl::Status Launch(const DriverApi& api, CUfunction function, const LaunchShape
     attrs[n].value.programmaticStreamSerializationAllowed = 1;
     ++n;
   }
-  if (shape.cluster_x > 1) {
+  if (shape.cluster_x > 1 || shape.cluster_y > 1) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[n].value.clusterDim.x = shape.cluster_x;
-    attrs[n].value.clusterDim.y = 1;
+    attrs[n].value.clusterDim.y = shape.cluster_y;
     attrs[n].value.clusterDim.z = 1;
     ++n;
   }

@@ -87,7 +87,8 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
              (!batched_a || (p.a.batch_stride * esize) % 16 == 0);
   g.x_bytes = g.x_ring ? int64_t{g.warps} * g.stages * g.mg * 512 : g.cc_pad * g.mg * 512;
   const bool k_even = p.k % kChunk == 0 && g.ck % g.split == 0 && g.cc % g.warps_k == 0;
-  g.x_bulk = c.x_copy >= 1 && c.x_copy <= 8 && g.cw <= g.stages && g.split == 1 && k_even &&
+  g.x_bulk = c.x_copy >= 1 && c.x_copy <= 8 && g.cw <= g.stages &&
+             (g.split == 1 || (c.cluster_k && c.x_copy == 1)) && k_even &&
              p.a.layout == Layout::kRowMajor && (p.a.ld * esize) % 16 == 0 && p.batch_count == 1 &&
              g.tiles % std::max(1, c.x_copy) == 0;
   if (g.x_bulk) {
@@ -98,7 +99,7 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
   g.t_bytes = int64_t{g.warps_k} * g.mp * (g.bn + 4) * 4;
   g.smem = std::max(g.x_bytes, g.t_bytes);
   g.counter_bytes = CeilDiv(g.tiles * p.batch_count * 4, 256) * 256;
-  g.workspace = g.split > 1
+  g.workspace = g.split > 1 && !c.cluster_k
                     ? g.counter_bytes + g.tiles * p.batch_count * g.split * int64_t{g.mp} * g.bn * 4
                     : 0;
   return g;
@@ -115,6 +116,8 @@ constexpr int64_t kWholePrefetchBytes = int64_t{16} << 20;
 // Above this the weights stream past L2: loads ask for 256-byte L2 fills;
 // at or below it, 128-byte fills.
 constexpr int64_t kHintBytes = int64_t{40} << 20;
+// Shared memory an early cluster_k kernel asks for (Shape says why).
+constexpr int64_t kClusterKEarlySmem = int64_t{136} << 10;
 
 // Registers a warp's ring and accumulators take; the compiled kernels stay
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
@@ -125,6 +128,14 @@ bool FitsRegisters(const Geometry& g) {
   // outer loop unrolled); two tiles a warp with 4 stages did not.
   if (g.mg == 8 && g.r == 1 && g.stages >= 4 && g.warps <= 8) return false;
   return g.r <= 4 && ring_and_acc <= (g.warps > 8 ? 80 : 144);
+}
+
+// Two-tile CTAs in pairs along K (cluster_k) fill the SMs in one wave: N in
+// 32-row tiles, two CTAs each, between 7/8 of the SMs and all of them.
+bool ClusterKFits(const GemmProblem& p, int wn, int r, int split, int sms) {
+  const int64_t ctas = CeilDiv(CeilDiv(p.n, 16), 2) * 2;
+  return wn == 1 && r == 1 && split == 1 && p.batch_count == 1 && ctas <= sms &&
+         ctas >= sms - sms / 8;
 }
 
 KernelConfig Make(int bm, int r, int wn, int wk, int stages, int split, bool runtime_m) {
@@ -180,6 +191,16 @@ class SmallMFamily final : public KernelFamily {
     if (c.block_m % 8 != 0 || c.block_m < 8 || c.block_m > 64 || c.block_m < p.m) {
       return absl::InvalidArgumentError(
           absl::StrCat("small_m: block_m must be a multiple of 8 in [M, 64]: ", c.ToString()));
+    }
+    if (c.cluster_k) {
+      if (target.sm < 90) return absl::UnimplementedError("small_m: clusters need sm_90");
+      if (IsWg(c) || c.split_k < 2 || c.split_k > 8 || c.block_n % (4 * c.split_k) != 0 ||
+          c.x_copy > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "small_m cluster_k: split_k of 2..8 CTAs, block_n a multiple of 4 * split_k, no x "
+            "multicast, the register-ring path: ",
+            c.ToString()));
+      }
     }
     if (IsWg(c)) {
       if (target.sm != 90) {
@@ -278,12 +299,21 @@ class SmallMFamily final : public KernelFamily {
     if (g.x_bulk && g.mp == 8) {
       smem = std::max<int64_t>(smem, int64_t{g.warps_k} * 16 * (g.cw * 64 + 64));
     }
+    // Early kernels split along K in a cluster ask for 136 KB: 2048 x 4096 bf16
+    // M = 16 ran 7.55-7.61 us with it, 8.00-8.05 with the 72 KB they use,
+    // 7.78 / 7.59 / 8.55 with 120 / 150 / 200 KB (H100, kernel harness; one
+    // CTA per SM by registers in every case). Without early weights the same
+    // request was slower (8.80 against 7.92).
+    if (c.cluster_k && c.early_b && kClusterKEarlySmem <= target.shared_bytes_per_block_optin) {
+      smem = std::max(smem, kClusterKEarlySmem);
+    }
     if (IsWg(c)) smem = std::max(smem, WgSmem(c));
     s.shared_bytes = static_cast<uint32_t>(smem);
     s.workspace_bytes = static_cast<size_t>(g.workspace);
     s.pdl = c.pdl;
     // Clusters only where the kernel multicasts; the grid is a multiple then.
     s.cluster_x = g.x_bulk && c.x_copy > 1 ? static_cast<uint32_t>(c.x_copy) : 1;
+    s.cluster_y = c.cluster_k ? static_cast<uint32_t>(g.split) : 1;
     return s;
   }
 
@@ -423,9 +453,33 @@ class SmallMFamily final : public KernelFamily {
         twins = bulks;
         twins.push_back(e);
       }
-      // Without bulk x the early kernel wins only at M <= 2 (above); above
-      // M = 16 no early kernel was measured faster, so they are only timed.
-      const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 16) || p.m <= 2);
+      // M = 9..16 where 32-row tiles in CTA pairs along K fill the SMs once,
+      // in place of the early kernel with x by cp.async (10.2 us at M = 16):
+      // each CTA needs only half of x, and the pair reduces in distributed
+      // shared memory. 2048 x 4096 bf16 M = 16, us: kernel harness (nvcc)
+      // 7.55-7.61 on an H100 against 7.86-7.91 for the pairs kernel above and
+      // 7.77-7.93 for two tiles a warp; 6.81 against 7.46 / 7.03 on an H200.
+      // In jitgemm-bench on the H100 it timed 7.86-7.90, the pairs 8.16-8.25
+      // and two tiles a warp 7.33-7.46, so it is timed, not first. Clusters
+      // of 4 along K do not fit: at most 30 are resident, so 32 run in two
+      // waves (10.7 us).
+      if (p.m > 8 && p.m <= 16 && ClusterKFits(p, wn, r_base, split, sms)) {
+        KernelConfig k2 = Make(bm_bucket, 2, 1, wk, 8, 2, /*runtime_m=*/true);
+        k2.early_b = true;
+        k2.x_copy = 1;
+        k2.cluster_k = true;
+        k2.stages = static_cast<int>(std::min<int64_t>(16, Derive(p, k2).cw));
+        while (k2.stages > 1 && !Supports(p, k2, target).ok()) k2.stages /= 2;
+        if (Supports(p, k2, target).ok() && Derive(p, k2).x_bulk) {
+          if (!twins.empty() && !twins.back().x_copy) twins.pop_back();
+          twins.insert(twins.begin(), k2);
+        }
+      }
+      // Without bulk x the early kernel wins only at M <= 2 (above). At M =
+      // 9..16 two tiles a warp without early weights beat every early kernel
+      // in jitgemm-bench (H100, 2048 x 4096: 7.43-7.47 us against 7.86 and
+      // more), so the early kernels lead only up to M = 8.
+      const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 8) || p.m <= 2);
       auto at = lead ? out.begin() : out.begin() + std::min<size_t>(1, out.size());
       for (const KernelConfig& t : twins) {
         if (std::find(out.begin(), out.end(), t) != out.end()) continue;
@@ -471,6 +525,7 @@ class SmallMFamily final : public KernelFamily {
     if (c.x_copy > 0) {
       absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
     }
+    if (c.cluster_k) absl::StrAppend(&extra, "  static constexpr bool kSmallMClusterK = true;\n");
     return extra;
   }
 };

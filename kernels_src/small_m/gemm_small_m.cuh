@@ -87,6 +87,8 @@ struct MakeVoid {
 //     earlier work in the stream writes B)
 //   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
 //     16-byte aligned); otherwise the CTA stages its whole x slice first
+//   kSmallMClusterK: the kSplitK CTAs of an n tile form a cluster along K and
+//     reduce through distributed shared memory (sm_90); no workspace
 // Name<S>::value is S::Field where the spec defines it, else `fallback`
 // (which may use S).
 #define JITGEMM_SMALL_M_KNOB(Name, Field, Type, fallback)       \
@@ -108,6 +110,7 @@ JITGEMM_SMALL_M_KNOB(UnrollOf, kSmallMUnroll, int, -1)
 JITGEMM_SMALL_M_KNOB(EarlyBOf, kSmallMEarlyB, bool, false)
 JITGEMM_SMALL_M_KNOB(XClusterOf, kSmallMXCluster, int, 0)
 JITGEMM_SMALL_M_KNOB(XRingOf, kSmallMXRing, bool, true)
+JITGEMM_SMALL_M_KNOB(ClusterKOf, kSmallMClusterK, bool, false)
 #undef JITGEMM_SMALL_M_KNOB
 
 __host__ __device__ constexpr int CMax(int a, int b) { return a > b ? a : b; }
@@ -153,10 +156,17 @@ struct Traits {
   // distinct banks. Only where every warp's slice is in the ring at once; the
   // ring path otherwise (the host sizes shared memory for either).
   static constexpr int kXCluster = XClusterOf<S>::value;
+  // Split-K inside a cluster (kSmallMClusterK): the kSplitK CTAs of an n tile
+  // (cluster dims 1 x kSplitK) each reduce their warps, push every other
+  // rank's share of columns into that rank's shared memory and finalise
+  // their own kBN / kSplitK columns after one cluster barrier. Each CTA then
+  // needs only its K slice of x.
+  static constexpr bool kClusterK = ClusterKOf<S>::value && kSplitK > 1;
+  static constexpr int kSliceN = kBN / kSplitK;  // columns each rank finalises
   static constexpr bool kXMulti = kXCluster >= 1 && kXCluster <= 8 && kCW <= kStages &&
-                                  kSplitK == 1 && kKEven && S::kRowA && (S::kLda * 2) % 16 == 0 &&
-                                  S::kAlignA >= 16 && S::kBatch == 1 &&
-                                  kTilesN % (kXCluster > 0 ? kXCluster : 1) == 0;
+                                  (kSplitK == 1 || (kClusterK && kXCluster == 1)) && kKEven &&
+                                  S::kRowA && (S::kLda * 2) % 16 == 0 && S::kAlignA >= 16 &&
+                                  S::kBatch == 1 && kTilesN % (kXCluster > 0 ? kXCluster : 1) == 0;
   static constexpr int kXRowBytes = kCW * 64 + 64;
   static constexpr bool kXRing = !kXMulti && XRingOf<S>::value && S::kRowA &&
                                  (S::kLda * 2) % 16 == 0 &&
@@ -196,6 +206,9 @@ struct Traits {
   static_assert(S::kThreads == 32 * kWarps, "small_m: kThreads = 32 * kWarpsN * kWarpsM");
   static_assert(kStages >= 1 && kStages <= 16, "small_m: kStages is 1..16");
   static_assert(kGroup >= 1 && kStages % kGroup == 0, "small_m: kSmallMGroup divides kStages");
+  static_assert(
+      !kClusterK || (kSplitK <= 8 && kBN % (4 * kSplitK) == 0 && kXCluster <= 1),
+      "small_m: a K cluster has 2..8 CTAs, kBN a multiple of 4 * kSplitK, no x multicast");
 };
 
 // Stores 4 consecutive columns (n .. n+3) of row m after the epilogue; one
@@ -432,6 +445,9 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
   const int c_warp = c_cta + wk * kCW;             // first global chunk of the warp
 
+  // K cluster: arrive now, wait before the first push into a peer (every CTA
+  // of the cluster has started by then).
+  if constexpr (Tr::kClusterK) ClusterArrive();
   if constexpr (Tr::kXMulti) {
     // Every CTA's mbarrier exists before any peer multicasts into it.
     if (tid == 0) MbarInit(SmemAddr(&s_xbar), 1);
@@ -737,6 +753,39 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       v[j] = s;
     }
   };
+  if constexpr (Tr::kClusterK) {
+    // Rank q of the cluster finalises columns [q, q + 1) * kSliceN; every
+    // rank's partial of them lands in q's s_recv[rank][m][column in slice].
+    constexpr int kSlice = Tr::kSliceN;
+    __shared__ alignas(16) float s_recv[kSplitK * kMP * kSlice];
+    ClusterWait();
+    const unsigned recv = SmemAddr(s_recv);
+    for (int i = tid; i < items; i += S::kThreads) {
+      const int m = i / kBN4;
+      const int nl = (i % kBN4) * 4;
+      float v[4];
+      tile_sum(m, nl, v);
+      const int q = nl / kSlice;
+      const unsigned off = static_cast<unsigned>(((cta_k * kMP + m) * kSlice + nl % kSlice) * 4);
+      StoreClusterF4(MapaShared(recv + off, static_cast<unsigned>(q)), v);
+    }
+    ClusterArrive();
+    ClusterWait();
+    constexpr int kSlice4 = kSlice / 4;
+    for (int i = tid; i < m_rt * kSlice4; i += S::kThreads) {
+      const int m = i / kSlice4;
+      const int cl = (i % kSlice4) * 4;
+      float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int s = 0; s < kSplitK; ++s) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] += s_recv[(s * kMP + m) * kSlice + cl + j];
+      }
+      const int n = n_tile + cta_k * kSlice + cl;
+      if (Tr::kNFull || n < kN) StoreOut4<S>(args, batch, m, n, v);
+    }
+    return;
+  }
   if (kSplitK == 1) {
     for (int i = tid; i < items; i += S::kThreads) {
       const int m = i / kBN4;

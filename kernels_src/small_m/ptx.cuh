@@ -259,6 +259,22 @@ __device__ __forceinline__ void ClusterWait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
+// The address of shared-memory location `addr` (this CTA's window) in the
+// CTA of cluster rank `rank`, and a 16-byte store there.
+__device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
+  unsigned out = addr;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(addr), "r"(rank));
+#endif
+  return out;
+}
+__device__ __forceinline__ void StoreClusterF4(unsigned addr, const float (&v)[4]) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]),
+               "f"(v[1]), "f"(v[2]), "f"(v[3])
+               : "memory");
+#endif
+}
 // wgmma.m64nNk16 with both operands from shared memory (descriptors), f32
 // accumulators; `scale` 0 overwrites the accumulators (first product).
 #define JITGEMM_WGMMA_N16(TY)                                                               \

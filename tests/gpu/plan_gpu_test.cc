@@ -324,8 +324,8 @@ TEST_F(PlanGpuTest, DecodeShapeKernelsInADependentChainAreCorrect) {
   CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   if (major < 9) GTEST_SKIP() << "the early-weight kernels need sm_90 (PDL, clusters)";
   const std::pair<int64_t, std::string> cases[] = {
-      {1, "_earlyb_xc1"}, {3, "_earlyb_xc1"}, {8, "_earlyb_xc2"}, {12, "w16x1"},
-      {16, "w16x1"},      {24, "32x32x32"},   {32, "32x32x32"}};
+      {1, "_earlyb_xc1"},       {3, "_earlyb_xc1"}, {8, "_earlyb_xc2"}, {12, "16x32x32_w8x1_s4"},
+      {16, "16x32x32_w8x1_s4"}, {24, "32x32x32"},   {32, "32x32x32"}};
   for (const auto& [m, kernel] : cases) {
     Options o;
     o.backend = BackendPolicy::kJitOnly;

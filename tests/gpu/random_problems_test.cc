@@ -405,6 +405,98 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
   EXPECT_EQ(failures, 0);
 }
 
+// small_m with the split_k CTAs of an n tile in one cluster, reducing in
+// distributed shared memory: with and without early weights, 2 and 4 CTAs a
+// cluster, on partial n tiles, odd M and K (the x ring instead of bulk x),
+// batches, every epilogue and misaligned pointers.
+TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  CUDA_OK(cudaFree(nullptr));
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  if (device->target.sm < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
+  const jit::KernelFamily& small = jit::GetFamily(jit::Family::kSmallM);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261122) + 7);
+  struct Shape {
+    int64_t m, n, k;
+    DataType t;
+    int64_t batch;
+  };
+  const Shape shapes[] = {{16, 2048, 4096, DataType::kBF16, 1}, {13, 1000, 2048, DataType::kF16, 1},
+                          {1, 96, 512, DataType::kBF16, 1},     {29, 300, 1000, DataType::kBF16, 2},
+                          {9, 64, 4104, DataType::kF16, 1},     {32, 520, 777, DataType::kBF16, 1}};
+  int ran = 0, failures = 0;
+  for (int i = 0; i < static_cast<int>(std::size(shapes)); ++i) {
+    const Shape& sh = shapes[i];
+    Case c;
+    GemmProblem& p = c.problem;
+    p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
+    p.b.layout = Layout::kColMajor;
+    p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
+    p.c.type = p.d.type;
+    p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
+    p.epilogue.beta = i % 3 == 1 ? 0.75f : 0.f;
+    p.epilogue.bias = i % 2 ? BiasMode::kPerColumn : BiasMode::kPerRow;
+    p.epilogue.activation = i % 2 ? Activation::kGeluTanh : Activation::kRelu;
+    if (sh.batch > 1) {
+      p.batch_count = sh.batch;
+      p.a.batch_stride = sh.m * sh.k;
+      p.b.batch_stride = sh.k * sh.n;
+      p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
+      p.epilogue.bias_batch_stride = std::max(sh.m, sh.n);
+    }
+    p = Canonicalize(p);
+    for (int misaligned = 0; misaligned < 2; ++misaligned) {
+      c.options = Options();
+      c.options.pointer_alignment = misaligned ? DataTypeSize(sh.t) : 16;
+      c.misalign = misaligned;
+      // {block_n, warps_m, stages, split_k, early weights with bulk x}
+      for (auto [bn, wk, stages, split, early] : {std::array<int, 5>{32, 8, 8, 2, 1},
+                                                  {32, 8, 4, 2, 0},
+                                                  {64, 8, 4, 4, 1},
+                                                  {32, 4, 4, 2, 0}}) {
+        jit::KernelConfig config;
+        config.family = jit::Family::kSmallM;
+        config.block_m = sh.m <= 8 ? 8 : sh.m <= 16 ? 16 : 32;
+        config.block_n = bn;
+        config.block_k = 32;
+        config.warps_m = wk;
+        config.warps_n = 1;
+        config.stages = stages;
+        config.split_k = split;
+        config.cluster_k = true;
+        config.runtime_m = i % 2 == 0;
+        config.pdl = i % 3 != 0 || early;
+        config.early_b = early;
+        config.x_copy = early;
+        // Fewer stages where the ring and accumulators would not fit the
+        // registers (as the family does).
+        while (config.stages > 1 && !small.Supports(p, config, device->target).ok()) {
+          config.stages /= 2;
+        }
+        ASSERT_TRUE(small.Supports(p, config, device->target).ok())
+            << config.ToString() << " " << small.Supports(p, config, device->target);
+        bool compiled = false;
+        auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
+        ASSERT_TRUE(backend.ok()) << backend.status();
+        const std::string err = RunCase(
+            c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+        ++ran;
+        if (!err.empty()) {
+          ++failures;
+          ADD_FAILURE() << "shape " << i << " misaligned=" << misaligned << " "
+                        << (*backend)->Describe() << ": " << err;
+          if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return;
+        }
+      }
+    }
+  }
+  std::printf("small_m cluster_k configs: %d runs, %d failures\n", ran, failures);
+  EXPECT_EQ(failures, 0);
+}
+
 TEST(RandomProblemsTest, MatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   const int count = EnvInt("JITGEMM_TEST_PROBLEMS", 520);

@@ -181,16 +181,49 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_FALSE(small.Supports(decode, forced, hopper).ok());
 
   EXPECT_EQ(early_count(ProposeConfigs(m8, hopper, o)), 3);
-  // M = 16: pairs with 16 warps along K lead, then the 8-warp pairs.
+  // M = 16: two tiles a warp without early weights lead (faster than any
+  // early kernel there); then 32-row tiles in CTA pairs along K (one cluster
+  // each, the reduction in distributed shared memory), the pairs with 16 warps
+  // along K and the 8-warp pairs.
   const GemmProblem m16 = Linear(16, 2048, 4096, DataType::kBF16);
-  const std::vector<KernelConfig> m16_configs = ProposeConfigs(m16, hopper, o);
-  ASSERT_GE(m16_configs.size(), 2u);
-  EXPECT_EQ(m16_configs[0].x_copy, 2) << m16_configs[0].ToString();
-  EXPECT_EQ(m16_configs[0].warps_m, 16) << m16_configs[0].ToString();
-  EXPECT_EQ(m16_configs[0].stages, 8) << m16_configs[0].ToString();
-  EXPECT_EQ(m16_configs[1].warps_m, 8) << m16_configs[1].ToString();
-  EXPECT_EQ(small.Shape(m16, m16_configs[0], hopper).block[0], 512u);
-  EXPECT_EQ(early_count(m16_configs), 4);
+  const std::vector<KernelConfig> all16 = ProposeConfigs(m16, hopper, o);
+  ASSERT_GE(all16.size(), 4u);
+  EXPECT_FALSE(all16[0].early_b) << all16[0].ToString();
+  EXPECT_EQ(all16[0].block_n, 32) << all16[0].ToString();
+  const std::vector<KernelConfig> m16_configs(all16.begin() + 1, all16.end());
+  const KernelConfig& ck = m16_configs[0];
+  EXPECT_TRUE(ck.cluster_k && ck.early_b) << ck.ToString();
+  EXPECT_EQ(ck.split_k, 2) << ck.ToString();
+  EXPECT_EQ(ck.block_n, 32) << ck.ToString();
+  EXPECT_EQ(ck.x_copy, 1) << ck.ToString();
+  EXPECT_EQ(ck.stages, 8) << "2048 x 4096: a warp's whole half-K slice in the ring";
+  EXPECT_NE(ck.ToString().find(" ck=1"), std::string::npos) << ck.ToString();
+  const LaunchShape ck_shape = small.Shape(m16, ck, hopper);
+  EXPECT_EQ(ck_shape.grid[0], 64u);
+  EXPECT_EQ(ck_shape.grid[1], 2u);
+  EXPECT_EQ(ck_shape.cluster_x, 1u);
+  EXPECT_EQ(ck_shape.cluster_y, 2u);
+  EXPECT_EQ(ck_shape.workspace_bytes, 0u) << "the pair reduces on chip";
+  EXPECT_EQ(ck_shape.shared_bytes, 136u << 10) << "the measured request";
+  EXPECT_NE(small.ExtraSpecFields(m16, ck).find("kSmallMClusterK = true"), std::string::npos);
+  EXPECT_EQ(m16_configs[1].x_copy, 2) << m16_configs[1].ToString();
+  EXPECT_EQ(m16_configs[1].warps_m, 16) << m16_configs[1].ToString();
+  EXPECT_EQ(m16_configs[1].stages, 8) << m16_configs[1].ToString();
+  EXPECT_EQ(m16_configs[2].warps_m, 8) << m16_configs[2].ToString();
+  EXPECT_EQ(small.Shape(m16, m16_configs[1], hopper).block[0], 512u);
+  EXPECT_EQ(early_count(m16_configs), 4) << "the early kernel with x by cp.async gives way";
+  for (const KernelConfig& c : ProposeConfigs(Linear(16, 4096, 4096, DataType::kBF16), hopper, o))
+    EXPECT_FALSE(c.cluster_k) << "4096 x 4096 would take two waves: " << c.ToString();
+  KernelConfig bad = ck;
+  EXPECT_FALSE(small.Supports(m16, bad, ampere).ok()) << "clusters need sm_90";
+  bad.split_k = 1;
+  EXPECT_FALSE(small.Supports(m16, bad, hopper).ok()) << "a cluster along K needs split_k >= 2";
+  bad = ck;
+  bad.x_copy = 2;
+  EXPECT_FALSE(small.Supports(m16, bad, hopper).ok()) << "no multicast with a K cluster";
+  bad = ck;
+  bad.split_k = 16;
+  EXPECT_FALSE(small.Supports(m16, bad, hopper).ok()) << "at most 8 CTAs a cluster";
   EXPECT_EQ(early_count(ProposeConfigs(decode, ampere, o)), 0) << "no PDL before sm_90";
   o.pdl = false;
   EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "no PDL, no early reads";
@@ -231,12 +264,13 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   EXPECT_EQ(m32.front().block_n, 32);
   EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).front().block_k > 32)
       << "M = 64: the wgmma kernel";
-  // Under constant_b, early kernels lead up to M = 16 only (none measured
-  // faster above).
+  // Under constant_b, early kernels lead up to M = 8 only (two tiles a warp
+  // measured faster at M = 16).
   Options cb;
   cb.tuning = TuningPolicy::kHeuristic;
   cb.constant_b = true;
-  EXPECT_TRUE(ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
+  EXPECT_TRUE(ProposeConfigs(Linear(8, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
+  EXPECT_FALSE(ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
   const KernelConfig m24 =
       ProposeConfigs(Linear(24, 2048, 2048, DataType::kBF16), hopper, cb).front();
   EXPECT_FALSE(m24.early_b) << m24.ToString();

@@ -51,6 +51,7 @@ std::vector<GemmProblem> RepresentativeProblems() {
   for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
     for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 2048, 4096},
                                                               {16, 4096, 4096},
+                                                              {12, 2048, 4096},
                                                               {48, 2048, 4096},
                                                               {64, 128, 256},
                                                               {1024, 1024, 1024},
