@@ -14,7 +14,9 @@
 //   warps_m   warps side by side along K inside the CTA (each a K sub-range,
 //             reduced in shared memory)
 //   stages    K chunks of W in flight per warp (register ring, 1..16)
-//   split_k   CTAs along K; > 1 reduces through the zeroed workspace
+//   split_k   CTAs along K; > 1 reduces through the zeroed workspace, or with
+//             cluster_k (sm_90) in distributed shared memory: the split_k CTAs
+//             of an n tile form one thread-block cluster, no workspace
 //   pdl       programmatic dependent launch (L2 prefetch before the wait)
 //   runtime_m M is args.m (any M <= block_m) instead of a constant
 //

@@ -29,7 +29,9 @@
 //     read x separately, so configs keep kWarpsN small). Otherwise the CTA
 //     stages its whole x slice first (col-major A, odd lda).
 //   * The CTA reduces its warps' accumulators in shared memory. With kSplitK
-//     > 1, every CTA writes its fp32 partial tile to args.workspace and bumps
+//     > 1 and kSmallMClusterK, the kSplitK CTAs of an n tile are one cluster
+//     and meet in distributed shared memory (Traits::kClusterK). Otherwise,
+//     with kSplitK > 1, every CTA writes its fp32 partial tile to args.workspace and bumps
 //     the tile's arrival counter; the last CTA to arrive sums the partials,
 //     applies the epilogue, stores D and resets the counter to zero, so the
 //     workspace is clean for the next launch and for graph replays.
