@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "api/src/jit_backend.h"
 #include "api/src/problem_internal.h"
 #include "gtest/gtest.h"
@@ -324,71 +325,71 @@ TEST(RandomProblemsTest, RegressionsAndTheirVariants) {
   EXPECT_EQ(failures, 0);
 }
 
-// The small_m wgmma configs (sm_90a) run directly, whatever the tuner would
-// pick: partial N tiles, K not a multiple of the stage depth, run-time and
-// exact M, batches with strides, fp16 and bf16, every epilogue, and pointers
-// below 16-byte alignment (the kernel then takes its register-ring path).
-TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
-  JITGEMM_REQUIRE_GPU();
-  CUDA_OK(cudaFree(nullptr));
+// A decode-style problem for the direct small_m config runs below: B
+// column-major, and by index an f32 or 16-bit output, alpha, beta, a bias on
+// either axis, an activation and, for batches, strides (B's and the bias's 0
+// on odd indices).
+struct DirectShape {
+  int64_t m, n, k;
+  DataType t;
+  int64_t batch;
+};
+GemmProblem DirectProblem(const DirectShape& sh, int i) {
+  GemmProblem p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
+  p.b.layout = Layout::kColMajor;
+  p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
+  p.c.type = p.d.type;
+  p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
+  p.epilogue.beta = i % 3 == 1 ? 0.75f : 0.f;
+  p.epilogue.bias = i % 2 ? BiasMode::kPerColumn : BiasMode::kPerRow;
+  p.epilogue.activation =
+      i % 2 ? Activation::kGeluTanh : (i % 4 == 0 ? Activation::kSilu : Activation::kRelu);
+  if (sh.batch > 1) {
+    p.batch_count = sh.batch;
+    p.a.batch_stride = sh.m * sh.k;
+    p.b.batch_stride = i % 2 ? 0 : sh.k * sh.n;
+    p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
+    p.epilogue.bias_batch_stride = i % 2 ? 0 : std::max(sh.m, sh.n);
+  }
+  return Canonicalize(p);
+}
+
+// Runs small_m configs directly (JitBackend), whatever the tuner would pick,
+// on every shape with 16-byte and element-aligned pointers; `configs` gives
+// the configs for a shape index and problem. Returns the number of runs.
+int RunDirectSmallMConfigs(
+    absl::Span<const DirectShape> shapes, uint64_t seed,
+    const std::function<std::vector<jit::KernelConfig>(int, const GemmProblem&)>& configs) {
   auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
+  EXPECT_TRUE(api.ok()) << api.status();
+  if (!api.ok()) return 0;
   auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
-  if (device->target.sm != 90) GTEST_SKIP() << "wgmma configs are for sm_90a";
+  EXPECT_TRUE(device.ok()) << device.status();
+  if (!device.ok()) return 0;
   const jit::KernelFamily& small = jit::GetFamily(jit::Family::kSmallM);
-  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261121) + 5);
-  struct Shape {
-    int64_t m, n, k;
-    DataType t;
-    int64_t batch;
-  };
-  const Shape shapes[] = {
-      {64, 2048, 4096, DataType::kBF16, 1}, {33, 300, 1000, DataType::kF16, 1},
-      {48, 1000, 520, DataType::kBF16, 3},  {5, 96, 4104, DataType::kF16, 1},
-      {64, 24, 64, DataType::kBF16, 2},     {17, 2056, 2048, DataType::kBF16, 1}};
+  std::mt19937_64 rng(seed);
   int ran = 0, failures = 0;
-  for (int i = 0; i < static_cast<int>(std::size(shapes)); ++i) {
-    const Shape& sh = shapes[i];
+  for (int i = 0; i < static_cast<int>(shapes.size()); ++i) {
     Case c;
-    GemmProblem& p = c.problem;
-    p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
-    p.b.layout = Layout::kColMajor;
-    p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
-    p.c.type = p.d.type;
-    p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
-    p.epilogue.beta = i % 3 == 1 ? 0.75f : 0.f;
-    p.epilogue.bias = i % 2 ? BiasMode::kPerColumn : BiasMode::kPerRow;
-    p.epilogue.activation = i % 2 ? Activation::kGeluTanh : Activation::kSilu;
-    if (sh.batch > 1) {
-      p.batch_count = sh.batch;
-      p.a.batch_stride = sh.m * sh.k;
-      p.b.batch_stride = i % 2 ? 0 : sh.k * sh.n;
-      p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
-      p.epilogue.bias_batch_stride = i % 2 ? 0 : std::max(sh.m, sh.n);
-    }
-    p = Canonicalize(p);
+    c.problem = DirectProblem(shapes[i], i);
+    const GemmProblem& p = c.problem;
     for (int misaligned = 0; misaligned < 2; ++misaligned) {
       c.options = Options();
-      c.options.pointer_alignment = misaligned ? DataTypeSize(sh.t) : 16;
+      c.options.pointer_alignment = misaligned ? DataTypeSize(shapes[i].t) : 16;
       c.misalign = misaligned;
-      for (auto [bn, stages, bk] :
-           {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 6, 128}, {32, 4, 64}}) {
-        jit::KernelConfig config;
-        config.family = jit::Family::kSmallM;
-        config.block_m = 64;
-        config.block_n = bn;
-        config.block_k = bk;
-        config.warps_m = 4;
-        config.warps_n = 1;
-        config.stages = stages;
-        config.runtime_m = i % 2 == 0;
-        config.pdl = i % 3 != 0;
-        ASSERT_TRUE(small.Supports(p, config, device->target).ok())
-            << config.ToString() << " " << small.Supports(p, config, device->target);
+      for (jit::KernelConfig config : configs(i, p)) {
+        // Fewer stages where the ring and accumulators would not fit the
+        // registers (as the family does).
+        while (config.stages > 1 && !small.Supports(p, config, device->target).ok()) {
+          config.stages /= 2;
+        }
+        const absl::Status supported = small.Supports(p, config, device->target);
+        EXPECT_TRUE(supported.ok()) << config.ToString() << " " << supported;
+        if (!supported.ok()) return ran;
         bool compiled = false;
         auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
-        ASSERT_TRUE(backend.ok()) << backend.status();
+        EXPECT_TRUE(backend.ok()) << backend.status();
+        if (!backend.ok()) return ran;
         const std::string err = RunCase(
             c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
         ++ran;
@@ -396,13 +397,51 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
           ++failures;
           ADD_FAILURE() << "shape " << i << " misaligned=" << misaligned << " "
                         << (*backend)->Describe() << ": " << err;
-          if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return;
+          if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+            return ran;
+          }
         }
       }
     }
   }
-  std::printf("small_m wgmma configs: %d runs, %d failures\n", ran, failures);
   EXPECT_EQ(failures, 0);
+  return ran;
+}
+
+// The small_m wgmma configs (sm_90a): partial N tiles, K not a multiple of the
+// stage depth, run-time and exact M, batches with strides, fp16 and bf16,
+// every epilogue, and pointers below 16-byte alignment (the kernel then takes
+// its register-ring path).
+TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  CUDA_OK(cudaFree(nullptr));
+  int major = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  if (major != 9) GTEST_SKIP() << "wgmma configs are for sm_90a";
+  const DirectShape shapes[] = {
+      {64, 2048, 4096, DataType::kBF16, 1}, {33, 300, 1000, DataType::kF16, 1},
+      {48, 1000, 520, DataType::kBF16, 3},  {5, 96, 4104, DataType::kF16, 1},
+      {64, 24, 64, DataType::kBF16, 2},     {17, 2056, 2048, DataType::kBF16, 1}};
+  const int ran = RunDirectSmallMConfigs(
+      shapes, EnvInt("JITGEMM_TEST_SEED", 20261121) + 5, [](int i, const GemmProblem&) {
+        std::vector<jit::KernelConfig> out;
+        for (auto [bn, stages, bk] :
+             {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 6, 128}, {32, 4, 64}}) {
+          jit::KernelConfig config;
+          config.family = jit::Family::kSmallM;
+          config.block_m = 64;
+          config.block_n = bn;
+          config.block_k = bk;
+          config.warps_m = 4;
+          config.warps_n = 1;
+          config.stages = stages;
+          config.runtime_m = i % 2 == 0;
+          config.pdl = i % 3 != 0;
+          out.push_back(config);
+        }
+        return out;
+      });
+  std::printf("small_m wgmma configs: %d runs\n", ran);
 }
 
 // small_m with the split_k CTAs of an n tile in one cluster, reducing in
@@ -412,89 +451,40 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
 TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   CUDA_OK(cudaFree(nullptr));
-  auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
-  auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
-  if (device->target.sm < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
-  const jit::KernelFamily& small = jit::GetFamily(jit::Family::kSmallM);
-  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261122) + 7);
-  struct Shape {
-    int64_t m, n, k;
-    DataType t;
-    int64_t batch;
-  };
-  const Shape shapes[] = {{16, 2048, 4096, DataType::kBF16, 1}, {13, 1000, 2048, DataType::kF16, 1},
-                          {1, 96, 512, DataType::kBF16, 1},     {29, 300, 1000, DataType::kBF16, 2},
-                          {9, 64, 4104, DataType::kF16, 1},     {32, 520, 777, DataType::kBF16, 1}};
-  int ran = 0, failures = 0;
-  for (int i = 0; i < static_cast<int>(std::size(shapes)); ++i) {
-    const Shape& sh = shapes[i];
-    Case c;
-    GemmProblem& p = c.problem;
-    p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
-    p.b.layout = Layout::kColMajor;
-    p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
-    p.c.type = p.d.type;
-    p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
-    p.epilogue.beta = i % 3 == 1 ? 0.75f : 0.f;
-    p.epilogue.bias = i % 2 ? BiasMode::kPerColumn : BiasMode::kPerRow;
-    p.epilogue.activation = i % 2 ? Activation::kGeluTanh : Activation::kRelu;
-    if (sh.batch > 1) {
-      p.batch_count = sh.batch;
-      p.a.batch_stride = sh.m * sh.k;
-      p.b.batch_stride = sh.k * sh.n;
-      p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
-      p.epilogue.bias_batch_stride = std::max(sh.m, sh.n);
-    }
-    p = Canonicalize(p);
-    for (int misaligned = 0; misaligned < 2; ++misaligned) {
-      c.options = Options();
-      c.options.pointer_alignment = misaligned ? DataTypeSize(sh.t) : 16;
-      c.misalign = misaligned;
-      // {block_n, warps_m, stages, split_k, early weights with bulk x}
-      for (auto [bn, wk, stages, split, early] : {std::array<int, 5>{32, 8, 8, 2, 1},
-                                                  {32, 8, 4, 2, 0},
-                                                  {64, 8, 4, 4, 1},
-                                                  {32, 4, 4, 2, 0}}) {
-        jit::KernelConfig config;
-        config.family = jit::Family::kSmallM;
-        config.block_m = sh.m <= 8 ? 8 : sh.m <= 16 ? 16 : 32;
-        config.block_n = bn;
-        config.block_k = 32;
-        config.warps_m = wk;
-        config.warps_n = 1;
-        config.stages = stages;
-        config.split_k = split;
-        config.cluster_k = true;
-        config.runtime_m = i % 2 == 0;
-        config.pdl = i % 3 != 0 || early;
-        config.early_b = early;
-        config.x_copy = early;
-        // Fewer stages where the ring and accumulators would not fit the
-        // registers (as the family does).
-        while (config.stages > 1 && !small.Supports(p, config, device->target).ok()) {
-          config.stages /= 2;
+  int major = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  if (major < 9) GTEST_SKIP() << "thread-block clusters need sm_90";
+  const DirectShape shapes[] = {
+      {16, 2048, 4096, DataType::kBF16, 1}, {13, 1000, 2048, DataType::kF16, 1},
+      {1, 96, 512, DataType::kBF16, 1},     {29, 300, 1000, DataType::kBF16, 2},
+      {9, 64, 4104, DataType::kF16, 1},     {32, 520, 777, DataType::kBF16, 1}};
+  const int ran = RunDirectSmallMConfigs(
+      shapes, EnvInt("JITGEMM_TEST_SEED", 20261122) + 7, [](int i, const GemmProblem& p) {
+        std::vector<jit::KernelConfig> out;
+        // {block_n, warps_m, stages, split_k, early weights with bulk x}
+        for (auto [bn, wk, stages, split, early] : {std::array<int, 5>{32, 8, 8, 2, 1},
+                                                    {32, 8, 4, 2, 0},
+                                                    {64, 8, 4, 4, 1},
+                                                    {32, 4, 4, 2, 0}}) {
+          jit::KernelConfig config;
+          config.family = jit::Family::kSmallM;
+          config.block_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : 32;
+          config.block_n = bn;
+          config.block_k = 32;
+          config.warps_m = wk;
+          config.warps_n = 1;
+          config.stages = stages;
+          config.split_k = split;
+          config.cluster_k = true;
+          config.runtime_m = i % 2 == 0;
+          config.pdl = i % 3 != 0 || early;
+          config.early_b = early;
+          config.x_copy = early;
+          out.push_back(config);
         }
-        ASSERT_TRUE(small.Supports(p, config, device->target).ok())
-            << config.ToString() << " " << small.Supports(p, config, device->target);
-        bool compiled = false;
-        auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
-        ASSERT_TRUE(backend.ok()) << backend.status();
-        const std::string err = RunCase(
-            c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
-        ++ran;
-        if (!err.empty()) {
-          ++failures;
-          ADD_FAILURE() << "shape " << i << " misaligned=" << misaligned << " "
-                        << (*backend)->Describe() << ": " << err;
-          if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return;
-        }
-      }
-    }
-  }
-  std::printf("small_m cluster_k configs: %d runs, %d failures\n", ran, failures);
-  EXPECT_EQ(failures, 0);
+        return out;
+      });
+  std::printf("small_m cluster_k configs: %d runs\n", ran);
 }
 
 TEST(RandomProblemsTest, MatchFloat64Reference) {
