@@ -31,10 +31,11 @@
 //   * The CTA reduces its warps' accumulators in shared memory. With kSplitK
 //     > 1 and kSmallMClusterK, the kSplitK CTAs of an n tile are one cluster
 //     and meet in distributed shared memory (Traits::kClusterK). Otherwise,
-//     with kSplitK > 1, every CTA writes its fp32 partial tile to args.workspace and bumps
-//     the tile's arrival counter; the last CTA to arrive sums the partials,
-//     applies the epilogue, stores D and resets the counter to zero, so the
-//     workspace is clean for the next launch and for graph replays.
+//     with kSplitK > 1, every CTA writes its fp32 partial tile to
+//     args.workspace and bumps the tile's arrival counter; the last CTA to
+//     arrive sums the partials, applies the epilogue, stores D and resets the
+//     counter to zero, so the workspace is clean for the next launch and for
+//     graph replays.
 //
 // Workspace (kSplitK > 1): kCounterBytes of uint32 counters (one per n tile
 // and batch, rounded up to 256 bytes), then kTiles * kSplitK * kBlockM *
