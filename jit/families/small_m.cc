@@ -445,7 +445,9 @@ class SmallMFamily final : public KernelFamily {
         for (const KernelConfig& c : {bulk, pairs}) {
           if (Supports(p, c, target).ok() && Derive(p, c).x_bulk) bulks.push_back(c);
         }
-        if (bulks.size() == 2 && p.m > 4) std::swap(bulks[0], bulks[1]);
+        // Bulk x without clusters first at every M: with x in two pieces it
+        // ran 6.08 us against 6.74 for the pairs at M = 8 (jitgemm tuner,
+        // 2048 x 4096, H100; the pairs led before at M > 4).
         if (bulks.size() == 2 && p.m > 8 && p.m <= 16 && e.warps_n == 1) {
           wide.stages = static_cast<int>(std::min<int64_t>(16, Derive(p, wide).cw));
           if (Supports(p, wide, target).ok() && Derive(p, wide).x_bulk) {
@@ -461,12 +463,13 @@ class SmallMFamily final : public KernelFamily {
       // shared memory. 2048 x 4096 bf16 M = 16, us: kernel harness (nvcc)
       // 7.55-7.61 on an H100 against 7.86-7.91 for the pairs kernel above and
       // 7.77-7.93 for two tiles a warp; 6.81 against 7.46 / 7.03 on an H200.
-      // In jitgemm-bench on the H100 it timed 7.86-7.90, the pairs 8.16-8.25
-      // and two tiles a warp 7.33-7.46, so it is timed, not first. Clusters
-      // of 4 along K do not fit: at most 30 are resident, so 32 run in two
-      // waves (10.7 us).
+      // With M at run time and x in one piece it timed 7.86-7.90 in
+      // jitgemm-bench; with exact M and x in two pieces (ExtraSpecFields) it
+      // leads (below). Clusters of 4 along K do not fit: at most 30 are
+      // resident, so 32 run in two waves (10.7 us).
       if (p.m > 8 && p.m <= 16 && ClusterKFits(p, wn, r_base, split, sms)) {
-        KernelConfig k2 = Make(bm_bucket, 2, 1, wk, 8, 2, /*runtime_m=*/true);
+        // Exact M: 7.05 us against 7.25 with M at run time (harness, H100).
+        KernelConfig k2 = Make(bm_exact, 2, 1, wk, 8, 2, /*runtime_m=*/false);
         k2.early_b = true;
         k2.x_copy = 1;
         k2.cluster_k = true;
@@ -478,10 +481,12 @@ class SmallMFamily final : public KernelFamily {
         }
       }
       // Without bulk x the early kernel wins only at M <= 2 (above). At M =
-      // 9..16 two tiles a warp without early weights beat every early kernel
-      // in jitgemm-bench (H100, 2048 x 4096: 7.43-7.47 us against 7.86 and
-      // more), so the early kernels lead only up to M = 8.
-      const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 8) || p.m <= 2);
+      // 9..16 the K pairs lead (x in two pieces, exact M: 7.13-7.15 us in the
+      // tuner, 6.99 in jitgemm-bench, against 7.40-7.51 for two tiles a warp
+      // without early weights and 7.23 for bulk x alone; H100, 2048 x 4096);
+      // other early kernels lead up to M = 8.
+      const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 8) ||
+                                           twins.front().cluster_k || p.m <= 2);
       auto at = lead ? out.begin() : out.begin() + std::min<size_t>(1, out.size());
       for (const KernelConfig& t : twins) {
         if (std::find(out.begin(), out.end(), t) != out.end()) continue;
@@ -528,6 +533,22 @@ class SmallMFamily final : public KernelFamily {
       absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
     }
     if (c.cluster_k) absl::StrAppend(&extra, "  static constexpr bool kSmallMClusterK = true;\n");
+    // Early weights with bulk x: x in two pieces along K (each warp's chunks
+    // split between them) so products start on the first while the second is
+    // in flight, and separate accumulators for the two k16 halves of a chunk
+    // (once the weights are on chip, the mma chain after x is on the critical
+    // path). 2048 x 4096 bf16, H100, kernel harness, us: M = 16 in K pairs
+    // 7.55 -> 7.45 (accumulators) -> 7.02-7.07 (pieces); M = 8 pairs 6.71 ->
+    // 6.55 -> 6.46-6.48; M = 1 5.87 -> 5.59. Four or eight pieces were slower
+    // (7.6-7.7 at M = 16), as were runs of one chunk a warp (7.2).
+    const Geometry g = Derive(p, c);
+    if (c.early_b && c.x_copy > 0 && g.x_bulk) {
+      absl::StrAppend(&extra, "  static constexpr int kSmallMAccSets = 2;\n");
+      if (g.cw % 2 == 0) {
+        absl::StrAppend(&extra, "  static constexpr int kSmallMXParts = 2;\n",
+                        "  static constexpr int kSmallMXInterleave = ", g.cw / 2, ";\n");
+      }
+    }
     return extra;
   }
 };

@@ -92,6 +92,9 @@ struct MakeVoid {
 //     16-byte aligned); otherwise the CTA stages its whole x slice first
 //   kSmallMClusterK: the kSplitK CTAs of an n tile form a cluster along K and
 //     reduce through distributed shared memory (sm_90); no workspace
+//   kSmallMXParts / kSmallMXInterleave: bulk x arrives in kSmallMXParts pieces
+//     along K, each warp owning runs of kSmallMXInterleave chunks (Traits)
+//   kSmallMAccSets: 2 gives each k16 half of a chunk its own accumulators
 // Name<S>::value is S::Field where the spec defines it, else `fallback`
 // (which may use S).
 #define JITGEMM_SMALL_M_KNOB(Name, Field, Type, fallback)       \
@@ -114,6 +117,9 @@ JITGEMM_SMALL_M_KNOB(EarlyBOf, kSmallMEarlyB, bool, false)
 JITGEMM_SMALL_M_KNOB(XClusterOf, kSmallMXCluster, int, 0)
 JITGEMM_SMALL_M_KNOB(XRingOf, kSmallMXRing, bool, true)
 JITGEMM_SMALL_M_KNOB(ClusterKOf, kSmallMClusterK, bool, false)
+JITGEMM_SMALL_M_KNOB(XPartsOf, kSmallMXParts, int, 1)
+JITGEMM_SMALL_M_KNOB(AccSetsOf, kSmallMAccSets, int, 1)
+JITGEMM_SMALL_M_KNOB(XInterleaveOf, kSmallMXInterleave, int, 0)
 #undef JITGEMM_SMALL_M_KNOB
 
 __host__ __device__ constexpr int CMax(int a, int b) { return a > b ? a : b; }
@@ -170,11 +176,32 @@ struct Traits {
                                   (kSplitK == 1 || (kClusterK && kXCluster == 1)) && kKEven &&
                                   S::kRowA && (S::kLda * 2) % 16 == 0 && S::kAlignA >= 16 &&
                                   S::kBatch == 1 && kTilesN % (kXCluster > 0 ? kXCluster : 1) == 0;
-  static constexpr int kXRowBytes = kCW * 64 + 64;
+  // x in pieces (bulk x, kSmallMXParts = P > 1 with kSmallMXInterleave = U):
+  // warp wk owns runs of U chunks, starting at chunks (wk + j * kWarpsK) * U
+  // of the slice, so piece p of a row (chunks [p, p + 1) * kXPieceChunks)
+  // holds the next kCW / P chunks of every warp. One bulk copy per (piece,
+  // row) and one mbarrier per piece: warps multiply the first piece while the
+  // rest of x is in flight. Otherwise one copy per (warp K range, row) and one
+  // mbarrier per warp.
+  static constexpr int kXParts = XPartsOf<S>::value;
+  static constexpr int kXIUnit = XInterleaveOf<S>::value;
+  static constexpr bool kXPieces = kXMulti && kXParts > 1 && kXIUnit > 0 && kCW % kXParts == 0 &&
+                                   (kCW / kXParts) % kXIUnit == 0;
+  static constexpr int kXPartChunks = kXPieces ? kCW / kXParts : kCW;  // warp chunks a piece holds
+  static constexpr int kXPieceChunks = kXPartChunks * kWarpsK;
+  static constexpr int kXBars = kXPieces ? kXParts : kWarpsK;
+  // Offset (in chunks) of warp-local chunk c from the warp's first chunk.
+  __host__ __device__ static constexpr int ChunkOff(int c) {
+    return kXPieces ? (c / kXIUnit) * kXIUnit * kWarpsK + c % kXIUnit : c;
+  }
+  // Bytes between x rows: [row][chunk] for pieces, [warp][row][chunk]
+  // otherwise; a 64-byte pad keeps 16-byte reads of 8 rows conflict-free.
+  static constexpr int kXRowBytes = (kXPieces ? kCCPad : kCW) * 64 + 64;
   static constexpr bool kXRing = !kXMulti && XRingOf<S>::value && S::kRowA &&
                                  (S::kLda * 2) % 16 == 0 &&
                                  (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
-  static constexpr int kXBytes = kXMulti  ? kWarpsK * kMP * kXRowBytes
+  // (The pieces layout needs less; the host sizes shared memory for either.)
+  static constexpr int kXBytes = kXMulti  ? kWarpsK * kMP * (kCW * 64 + 64)
                                  : kXRing ? kWarps * kStages * kMG * 512
                                           : kCCPad * kMG * 512;
   static constexpr int kTStride = kBN + 4;  // floats; conflict-free fragment stores
@@ -425,7 +452,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   extern __shared__ U4 smem_dyn[];
   __shared__ unsigned s_last;
   __shared__ unsigned s_sink;  // see kEarlyB below; never read
-  __shared__ alignas(8) unsigned long long s_xbar;
+  __shared__ alignas(8) unsigned long long s_xbar[Tr::kXMulti ? Tr::kXBars : 1];
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -446,14 +473,14 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       static_cast<const unsigned short*>(args.a) + static_cast<int64>(batch) * S::kStrideA;
   const int n_warp = tile_n * kBN + wn * 16 * kR;  // first W row of this warp
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
-  const int c_warp = c_cta + wk * kCW;             // first global chunk of the warp
+  const int c_warp = c_cta + wk * (Tr::kXPieces ? Tr::kXIUnit : kCW);  // warp's first chunk
 
   // K cluster: arrive now, wait before the first push into a peer (every CTA
   // of the cluster has started by then).
   if constexpr (Tr::kClusterK) ClusterArrive();
   if constexpr (Tr::kXMulti) {
     // Every CTA's mbarrier exists before any peer multicasts into it.
-    if (tid == 0) MbarInit(SmemAddr(&s_xbar), 1);
+    if (tid < Tr::kXBars) MbarInit(SmemAddr(&s_xbar[tid]), 1);
     if (Tr::kXCluster > 1) {
       ClusterSync();
     } else {
@@ -463,7 +490,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   if (S::kPdl) {
     if (kTriggerEarly) LaunchDependents();
 #if __CUDA_ARCH__ >= 900
-    if (Tr::kPrefetch > kPfFrom) {
+    if (!Tr::kXPieces && Tr::kPrefetch > kPfFrom) {
       const int c_end = CMin(CMin(c_warp + Tr::kPrefetch, c_cta + kCC), kCK);
       const int k_begin = (c_warp + kPfFrom) * 32;
       const int k_end = CMin(c_end * 32, kK);
@@ -510,7 +537,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
 
   // Loads warp-local chunk c of W into w (zeros outside K and N).
   auto load_w = [&](U4(&w)[kR][2], int c) {
-    const int cg = c_warp + c;
+    const int cg = c_warp + Tr::ChunkOff(c);
     const bool valid = chunk_valid(c);
     const bool full = Tr::kKFull || cg < kCK - 1;
 #pragma unroll
@@ -519,13 +546,13 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       for (int h = 0; h < 2; ++h) {
         if (valid && (Tr::kNFull || rowok[r][h])) {
           if (full) {
-            w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + c * 32, policy);
+            w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + Tr::ChunkOff(c) * 32, policy);
           } else {
             const int count = kK - (cg * 32 + t * 8);
             if (count >= 8) {
-              w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + c * 32, policy);
+              w[r][h] = Load8<S::kAlignB, kHint, kEvict>(rowp[r][h] + Tr::ChunkOff(c) * 32, policy);
             } else if (count > 0) {
-              w[r][h] = Load8Partial(rowp[r][h] + c * 32, count);
+              w[r][h] = Load8Partial(rowp[r][h] + Tr::ChunkOff(c) * 32, count);
             } else {
               w[r][h] = ZeroU4();
             }
@@ -612,28 +639,43 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   if (kTriggerLate && kTrigAt < kStages) LaunchDependents();
 
   if constexpr (Tr::kXMulti) {
-    // One bulk copy per (warp K range, row); copy q is issued by cluster rank
-    // q % C and lands in all C CTAs. Rows at or past M are never read into
-    // valid outputs (row m of x only feeds column m of D), so they stay unset.
     const int rank = Tr::kXCluster > 1 ? static_cast<int>(ClusterRank()) : 0;
-    const unsigned bar = SmemAddr(&s_xbar);
-    const int copies = kWarpsK * m_rt;
-    if (tid == 0) MbarArriveExpectTx(bar, static_cast<unsigned>(copies) * kCW * 64);
-    for (int q = tid; q < copies; q += S::kThreads) {
-      if (q % Tr::kXCluster != rank) continue;
-      const int w = q / m_rt, m = q % m_rt;
-      const unsigned dst = SmemAddr(smem_dyn) + (w * kMP + m) * Tr::kXRowBytes;
-      const unsigned short* src = abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32;
+    const unsigned short mask = static_cast<unsigned short>((1u << Tr::kXCluster) - 1);
+    // Copy q is issued by cluster rank q % C and lands in all C CTAs. Rows at
+    // or past M are never read into valid outputs (row m of x only feeds
+    // column m of D), so they stay unset.
+    auto copy = [&](unsigned dst, const unsigned short* src, unsigned bytes, unsigned bar) {
       if (Tr::kXCluster > 1) {
-        BulkCopyMulticast(dst, src, kCW * 64, bar,
-                          static_cast<unsigned short>((1u << Tr::kXCluster) - 1));
+        BulkCopyMulticast(dst, src, bytes, bar, mask);
       } else {
-        BulkCopy(dst, src, kCW * 64, bar);
+        BulkCopy(dst, src, bytes, bar);
+      }
+    };
+    if constexpr (Tr::kXPieces) {
+      // Every piece p of all rows is issued before piece p + 1.
+      constexpr int kPiece = Tr::kXPieceChunks;
+      if (tid < Tr::kXParts) {
+        MbarArriveExpectTx(SmemAddr(&s_xbar[tid]), static_cast<unsigned>(m_rt) * kPiece * 64);
+      }
+      for (int q = tid; q < Tr::kXParts * m_rt; q += S::kThreads) {
+        const int p = q / m_rt, m = q % m_rt;
+        if (m % Tr::kXCluster != rank) continue;
+        copy(SmemAddr(smem_dyn) + m * Tr::kXRowBytes + p * kPiece * 64,
+             abase + static_cast<int64>(m) * S::kLda + (c_cta + p * kPiece) * 32, kPiece * 64,
+             SmemAddr(&s_xbar[p]));
+      }
+    } else {
+      if (tid < kWarpsK) {
+        MbarArriveExpectTx(SmemAddr(&s_xbar[tid]), static_cast<unsigned>(m_rt) * kCW * 64);
+      }
+      for (int q = tid; q < kWarpsK * m_rt; q += S::kThreads) {
+        if (q % Tr::kXCluster != rank) continue;
+        const int w = q / m_rt, m = q % m_rt;
+        copy(SmemAddr(smem_dyn) + (w * kMP + m) * Tr::kXRowBytes,
+             abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32, kCW * 64,
+             SmemAddr(&s_xbar[w]));
       }
     }
-    MbarWait(bar, 0);
-    // Peers may exit only once every multicast has landed everywhere.
-    if (Tr::kXCluster > 1) ClusterArrive();
   }
 
   if (!kXRing && !Tr::kXMulti) {
@@ -673,18 +715,25 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
     __syncthreads();
   }
 
+  // kSmallMAccSets 2: the two k16 halves of a chunk feed separate
+  // accumulators, halving the dependent mma chain (it is on the critical path
+  // once the weights are on chip before x arrives).
+  constexpr int kAS = AccSetsOf<S>::value == 2 ? 2 : 1;
   float acc[kR][kMG][4];
+  float acc2[kR][kMG][4];
 #pragma unroll
   for (int r = 0; r < kR; ++r)
 #pragma unroll
     for (int mg = 0; mg < kMG; ++mg)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][mg][i] = 0.f;
+      for (int i = 0; i < 4; ++i) acc[r][mg][i] = acc2[r][mg][i] = 0.f;
 
   const U4* xs_lane =
       kXRing ? smem_dyn + warp * kStages * kMG * 32 + lane : smem_dyn + wk * kCW * kMG * 32 + lane;
-  const char* xm_lane =
-      reinterpret_cast<const char*>(smem_dyn) + (wk * kMP + g) * Tr::kXRowBytes + t * 16;
+  const char* xm_lane = reinterpret_cast<const char*>(smem_dyn) +
+                        (Tr::kXPieces ? g * Tr::kXRowBytes + (c_warp - c_cta) * 64
+                                      : (wk * kMP + g) * Tr::kXRowBytes) +
+                        t * 16;
 
 #pragma unroll Tr::kOuterUnroll
   for (int c0 = 0; c0 < kCW; c0 += kStages) {
@@ -693,22 +742,27 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       const int c = c0 + j;
       if (c < kCW) {
         if (kXRing) CpAsyncWaitN(kStages - 1 - (j % kGroup));
+        if constexpr (Tr::kXMulti) {
+          if (c % Tr::kXPartChunks == 0) {
+            MbarWait(SmemAddr(&s_xbar[Tr::kXPieces ? c / Tr::kXPartChunks : wk]), 0);
+          }
+        }
         if (chunk_valid(c)) {
           const U4* xc = xs_lane + (kXRing ? j : c) * kMG * 32;
 #pragma unroll
           for (int mg = 0; mg < kMG; ++mg) {
             // All kMG groups, also those past a run-time M: branch-free code
             // schedules better, and the plan picks kBlockM close to M.
-            const U4 xb =
-                Tr::kXMulti
-                    ? *reinterpret_cast<const U4*>(xm_lane + mg * 8 * Tr::kXRowBytes + c * 64)
-                    : xc[mg * 32];
+            const U4 xb = Tr::kXMulti
+                              ? *reinterpret_cast<const U4*>(xm_lane + mg * 8 * Tr::kXRowBytes +
+                                                             Tr::ChunkOff(c) * 64)
+                              : xc[mg * 32];
 #pragma unroll
             for (int r = 0; r < kR; ++r) {
               const U4& w0 = ring[j][r][0];
               const U4& w1 = ring[j][r][1];
               Mma16816<T>(acc[r][mg], w0.x, w1.x, w0.y, w1.y, xb.x, xb.y);
-              Mma16816<T>(acc[r][mg], w0.z, w1.z, w0.w, w1.w, xb.z, xb.w);
+              Mma16816<T>(kAS == 2 ? acc2[r][mg] : acc[r][mg], w0.z, w1.z, w0.w, w1.w, xb.z, xb.w);
             }
           }
         }
@@ -723,6 +777,17 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       }
     }
   }
+
+  if constexpr (kAS == 2) {
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+#pragma unroll
+      for (int mg = 0; mg < kMG; ++mg)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[r][mg][i] += acc2[r][mg][i];
+  }
+  // Peers may exit only once every multicast has landed everywhere.
+  if constexpr (Tr::kXMulti && Tr::kXCluster > 1) ClusterArrive();
 
   // Warp accumulators -> shared tile T[wk][m][n_local] (aliases the x buffer).
   __syncthreads();

@@ -487,6 +487,44 @@ TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
   std::printf("small_m cluster_k configs: %d runs\n", ran);
 }
 
+// small_m early-weight kernels with bulk x (constant_b): x in two pieces
+// along K with each warp's chunks split between them (the family's default
+// there), alone and multicast to CTA pairs, exact and run-time M; shapes whose
+// chunks do not split evenly, partial tile pairs, batches and misaligned
+// pointers take the other x paths of the same configs.
+TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  CUDA_OK(cudaFree(nullptr));
+  int major = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  if (major < 9) GTEST_SKIP() << "bulk copies and PDL need sm_90";
+  const DirectShape shapes[] = {
+      {1, 2048, 4096, DataType::kBF16, 1}, {8, 1000, 2048, DataType::kF16, 1},
+      {13, 256, 1024, DataType::kBF16, 1}, {16, 512, 512, DataType::kBF16, 1},
+      {5, 96, 4096, DataType::kF16, 2},    {3, 64, 768, DataType::kBF16, 1}};
+  const int ran = RunDirectSmallMConfigs(shapes, EnvInt("JITGEMM_TEST_SEED", 20261122) + 11,
+                                         [](int i, const GemmProblem& p) {
+                                           std::vector<jit::KernelConfig> out;
+                                           for (int x_copy : {1, 2}) {
+                                             jit::KernelConfig config;
+                                             config.family = jit::Family::kSmallM;
+                                             config.block_m = p.m <= 8 ? 8 : 16;
+                                             config.block_n = 16;
+                                             config.block_k = 32;
+                                             config.warps_m = 8;
+                                             config.warps_n = 1;
+                                             config.stages = 16;
+                                             config.runtime_m = i % 2 == 0;
+                                             config.pdl = true;
+                                             config.early_b = true;
+                                             config.x_copy = x_copy;
+                                             out.push_back(config);
+                                           }
+                                           return out;
+                                         });
+  std::printf("small_m early bulk-x configs: %d runs\n", ran);
+}
+
 TEST(RandomProblemsTest, MatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   const int count = EnvInt("JITGEMM_TEST_PROBLEMS", 520);

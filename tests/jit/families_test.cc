@@ -155,6 +155,11 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_NE(fields.find("kSmallMEarlyB = true"), std::string::npos) << fields;
   EXPECT_NE(fields.find("kSmallMTrigger = 0"), std::string::npos) << fields;
   EXPECT_NE(fields.find("kSmallMXCluster = 1"), std::string::npos) << fields;
+  // x in two pieces along K, each warp's 16 chunks split 8 / 8, and two
+  // accumulator sets.
+  EXPECT_NE(fields.find("kSmallMXParts = 2"), std::string::npos) << fields;
+  EXPECT_NE(fields.find("kSmallMXInterleave = 8"), std::string::npos) << fields;
+  EXPECT_NE(fields.find("kSmallMAccSets = 2"), std::string::npos) << fields;
   KernelConfig plain = e;
   plain.early_b = false;
   plain.x_copy = 0;
@@ -162,10 +167,18 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_EQ(plain.ToString().find("xc="), std::string::npos) << "old keys unchanged";
   EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("EarlyB"), std::string::npos);
   EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("XCluster"), std::string::npos);
+  EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("XParts"), std::string::npos);
+  EXPECT_EQ(small.ExtraSpecFields(decode, plain).find("AccSets"), std::string::npos);
 
-  // M = 8: multicast pairs lead, launched as clusters of two.
+  // M = 8: bulk x alone leads; the multicast pairs follow, launched as
+  // clusters of two.
   const GemmProblem m8 = Linear(8, 2048, 4096, DataType::kBF16);
-  const KernelConfig pairs = ProposeConfigs(m8, hopper, o).front();
+  Options fast8 = o;
+  fast8.tuning = TuningPolicy::kFast;
+  const std::vector<KernelConfig> all8 = ProposeConfigs(m8, hopper, fast8);
+  ASSERT_GE(all8.size(), 2u);
+  EXPECT_EQ(all8[0].x_copy, 1) << all8[0].ToString();
+  const KernelConfig pairs = all8[1];
   EXPECT_EQ(pairs.x_copy, 2) << pairs.ToString();
   EXPECT_EQ(small.Shape(m8, pairs, hopper).cluster_x, 2u);
   EXPECT_EQ(small.Shape(m8, pairs, hopper).grid[0] % 2, 0u);
@@ -181,16 +194,16 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_FALSE(small.Supports(decode, forced, hopper).ok());
 
   EXPECT_EQ(early_count(ProposeConfigs(m8, hopper, o)), 3);
-  // M = 16: two tiles a warp without early weights lead (faster than any
-  // early kernel there); then 32-row tiles in CTA pairs along K (one cluster
-  // each, the reduction in distributed shared memory), the pairs with 16 warps
-  // along K and the 8-warp pairs.
+  // M = 16: the early kernels lead, 32-row tiles in CTA pairs along K first
+  // (one cluster each, the reduction in distributed shared memory), then the
+  // pairs with 16 warps along K, bulk x and the 8-warp pairs; two tiles a warp
+  // without early weights follow.
   const GemmProblem m16 = Linear(16, 2048, 4096, DataType::kBF16);
   const std::vector<KernelConfig> all16 = ProposeConfigs(m16, hopper, o);
-  ASSERT_GE(all16.size(), 4u);
-  EXPECT_FALSE(all16[0].early_b) << all16[0].ToString();
-  EXPECT_EQ(all16[0].block_n, 32) << all16[0].ToString();
-  const std::vector<KernelConfig> m16_configs(all16.begin() + 1, all16.end());
+  ASSERT_GE(all16.size(), 5u);
+  EXPECT_FALSE(all16[4].early_b) << all16[4].ToString();
+  EXPECT_EQ(all16[4].block_n, 32) << all16[4].ToString();
+  const std::vector<KernelConfig> m16_configs(all16.begin(), all16.begin() + 4);
   const KernelConfig& ck = m16_configs[0];
   EXPECT_TRUE(ck.cluster_k && ck.early_b) << ck.ToString();
   EXPECT_EQ(ck.split_k, 2) << ck.ToString();
@@ -206,10 +219,15 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_EQ(ck_shape.workspace_bytes, 0u) << "the pair reduces on chip";
   EXPECT_EQ(ck_shape.shared_bytes, 136u << 10) << "the measured request";
   EXPECT_NE(small.ExtraSpecFields(m16, ck).find("kSmallMClusterK = true"), std::string::npos);
+  EXPECT_FALSE(ck.runtime_m) << "exact M measured faster";
+  EXPECT_NE(small.ExtraSpecFields(m16, ck).find("kSmallMXInterleave = 4"), std::string::npos)
+      << "8 chunks a warp, in two pieces";
   EXPECT_EQ(m16_configs[1].x_copy, 2) << m16_configs[1].ToString();
   EXPECT_EQ(m16_configs[1].warps_m, 16) << m16_configs[1].ToString();
   EXPECT_EQ(m16_configs[1].stages, 8) << m16_configs[1].ToString();
-  EXPECT_EQ(m16_configs[2].warps_m, 8) << m16_configs[2].ToString();
+  EXPECT_EQ(m16_configs[2].x_copy, 1) << m16_configs[2].ToString();
+  EXPECT_EQ(m16_configs[3].x_copy, 2) << m16_configs[3].ToString();
+  EXPECT_EQ(m16_configs[3].warps_m, 8) << m16_configs[3].ToString();
   EXPECT_EQ(small.Shape(m16, m16_configs[1], hopper).block[0], 512u);
   EXPECT_EQ(early_count(m16_configs), 4) << "the early kernel with x by cp.async gives way";
   for (const KernelConfig& c : ProposeConfigs(Linear(16, 4096, 4096, DataType::kBF16), hopper, o))
@@ -264,13 +282,15 @@ TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   EXPECT_EQ(m32.front().block_n, 32);
   EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).front().block_k > 32)
       << "M = 64: the wgmma kernel";
-  // Under constant_b, early kernels lead up to M = 8 only (two tiles a warp
-  // measured faster at M = 16).
+  // Under constant_b, early kernels lead up to M = 8, the early K pairs at
+  // M = 9..16 (measured faster than two tiles a warp there).
   Options cb;
   cb.tuning = TuningPolicy::kHeuristic;
   cb.constant_b = true;
   EXPECT_TRUE(ProposeConfigs(Linear(8, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
-  EXPECT_FALSE(ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
+  const KernelConfig m16_lead =
+      ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front();
+  EXPECT_TRUE(m16_lead.early_b && m16_lead.cluster_k) << m16_lead.ToString();
   const KernelConfig m24 =
       ProposeConfigs(Linear(24, 2048, 2048, DataType::kBF16), hopper, cb).front();
   EXPECT_FALSE(m24.early_b) << m24.ToString();
