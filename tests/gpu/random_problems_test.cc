@@ -408,6 +408,19 @@ int RunDirectSmallMConfigs(
   return ran;
 }
 
+// A small_m config for the direct tests (one warp column).
+jit::KernelConfig SmallMConfig(int block_m, int block_n, int block_k, int warps_m, int stages) {
+  jit::KernelConfig config;
+  config.family = jit::Family::kSmallM;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.block_k = block_k;
+  config.warps_m = warps_m;
+  config.warps_n = 1;
+  config.stages = stages;
+  return config;
+}
+
 // The small_m wgmma configs (sm_90a): partial N tiles, K not a multiple of the
 // stage depth, run-time and exact M, batches with strides, fp16 and bf16,
 // every epilogue, and pointers below 16-byte alignment (the kernel then takes
@@ -427,14 +440,7 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
         std::vector<jit::KernelConfig> out;
         for (auto [bn, stages, bk] :
              {std::array<int, 3>{16, 8, 128}, {16, 5, 256}, {32, 6, 128}, {32, 4, 64}}) {
-          jit::KernelConfig config;
-          config.family = jit::Family::kSmallM;
-          config.block_m = 64;
-          config.block_n = bn;
-          config.block_k = bk;
-          config.warps_m = 4;
-          config.warps_n = 1;
-          config.stages = stages;
+          jit::KernelConfig config = SmallMConfig(64, bn, bk, 4, stages);
           config.runtime_m = i % 2 == 0;
           config.pdl = i % 3 != 0;
           out.push_back(config);
@@ -466,14 +472,8 @@ TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
                                                     {32, 8, 4, 2, 0},
                                                     {64, 8, 4, 4, 1},
                                                     {32, 4, 4, 2, 0}}) {
-          jit::KernelConfig config;
-          config.family = jit::Family::kSmallM;
-          config.block_m = p.m <= 8 ? 8 : p.m <= 16 ? 16 : 32;
-          config.block_n = bn;
-          config.block_k = 32;
-          config.warps_m = wk;
-          config.warps_n = 1;
-          config.stages = stages;
+          const int bm = p.m <= 8 ? 8 : p.m <= 16 ? 16 : 32;
+          jit::KernelConfig config = SmallMConfig(bm, bn, 32, wk, stages);
           config.split_k = split;
           config.cluster_k = true;
           config.runtime_m = i % 2 == 0;
@@ -502,26 +502,19 @@ TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
       {1, 2048, 4096, DataType::kBF16, 1}, {8, 1000, 2048, DataType::kF16, 1},
       {13, 256, 1024, DataType::kBF16, 1}, {16, 512, 512, DataType::kBF16, 1},
       {5, 96, 4096, DataType::kF16, 2},    {3, 64, 768, DataType::kBF16, 1}};
-  const int ran = RunDirectSmallMConfigs(shapes, EnvInt("JITGEMM_TEST_SEED", 20261122) + 11,
-                                         [](int i, const GemmProblem& p) {
-                                           std::vector<jit::KernelConfig> out;
-                                           for (int x_copy : {1, 2}) {
-                                             jit::KernelConfig config;
-                                             config.family = jit::Family::kSmallM;
-                                             config.block_m = p.m <= 8 ? 8 : 16;
-                                             config.block_n = 16;
-                                             config.block_k = 32;
-                                             config.warps_m = 8;
-                                             config.warps_n = 1;
-                                             config.stages = 16;
-                                             config.runtime_m = i % 2 == 0;
-                                             config.pdl = true;
-                                             config.early_b = true;
-                                             config.x_copy = x_copy;
-                                             out.push_back(config);
-                                           }
-                                           return out;
-                                         });
+  const int ran = RunDirectSmallMConfigs(
+      shapes, EnvInt("JITGEMM_TEST_SEED", 20261122) + 11, [](int i, const GemmProblem& p) {
+        std::vector<jit::KernelConfig> out;
+        for (int x_copy : {1, 2}) {
+          jit::KernelConfig config = SmallMConfig(p.m <= 8 ? 8 : 16, 16, 32, 8, 16);
+          config.runtime_m = i % 2 == 0;
+          config.pdl = true;
+          config.early_b = true;
+          config.x_copy = x_copy;
+          out.push_back(config);
+        }
+        return out;
+      });
   std::printf("small_m early bulk-x configs: %d runs\n", ran);
 }
 
