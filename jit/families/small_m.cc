@@ -100,6 +100,8 @@ Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
   }
   g.t_bytes = int64_t{g.warps_k} * g.mp * (g.bn + 4) * 4;
   g.smem = std::max(g.x_bytes, g.t_bytes);
+  // cluster_k: rank 0 receives the other ranks' tiles behind both.
+  if (c.cluster_k) g.smem += int64_t{g.split - 1} * g.mp * g.bn * 4;
   g.counter_bytes = CeilDiv(g.tiles * p.batch_count * 4, 256) * 256;
   g.workspace = g.split > 1 && !c.cluster_k
                     ? g.counter_bytes + g.tiles * p.batch_count * g.split * int64_t{g.mp} * g.bn * 4
@@ -119,7 +121,7 @@ constexpr int64_t kWholePrefetchBytes = int64_t{16} << 20;
 // at or below it, 128-byte fills.
 constexpr int64_t kHintBytes = int64_t{40} << 20;
 // Shared memory an early cluster_k kernel asks for (Shape says why).
-constexpr int64_t kClusterKEarlySmem = int64_t{136} << 10;
+constexpr int64_t kClusterKEarlySmem = int64_t{120} << 10;
 
 // Registers a warp's ring and accumulators take; the compiled kernels stay
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
@@ -196,11 +198,9 @@ class SmallMFamily final : public KernelFamily {
     }
     if (c.cluster_k) {
       if (target.sm < 90) return absl::UnimplementedError("small_m: clusters need sm_90");
-      if (IsWg(c) || c.split_k < 2 || c.split_k > 8 || c.block_n % (4 * c.split_k) != 0 ||
-          c.x_copy > 1) {
+      if (IsWg(c) || c.split_k < 2 || c.split_k > 8 || c.x_copy > 1) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "small_m cluster_k: split_k of 2..8 CTAs, block_n a multiple of 4 * split_k, no x "
-            "multicast, the register-ring path: ",
+            "small_m cluster_k: split_k of 2..8 CTAs, no x multicast, the register-ring path: ",
             c.ToString()));
       }
     }
@@ -301,11 +301,13 @@ class SmallMFamily final : public KernelFamily {
     if (g.x_bulk && g.mp == 8) {
       smem = std::max<int64_t>(smem, int64_t{g.warps_k} * 16 * (g.cw * 64 + 64));
     }
-    // Early kernels split along K in a cluster ask for 136 KB: 2048 x 4096 bf16
-    // M = 16 ran 7.55-7.61 us with it, 8.00-8.05 with the 72 KB they use,
-    // 7.78 / 7.59 / 8.55 with 120 / 150 / 200 KB (H100, kernel harness; one
-    // CTA per SM by registers in every case). Without early weights the same
-    // request was slower (8.80 against 7.92).
+    // Early kernels split along K in a cluster ask for 120 KB: 2048 x 4096 bf16
+    // M = 16 (x in two pieces, one-way reduction) ran 6.60-6.65 us with it,
+    // 6.63-6.67 with 110 / 114 / 124 / 128 KB, 6.69-6.78 with 136 KB, 6.70
+    // with 160 and 6.82 with 96 (H100, kernel harness; one CTA per SM by
+    // registers in every case). The kernel uses 72 KB; before the one-way
+    // reduction 72 KB ran 8.00-8.05 against 7.55-7.61 with 136. Without early
+    // weights a larger request was slower (8.80 against 7.92).
     if (c.cluster_k && c.early_b && kClusterKEarlySmem <= target.shared_bytes_per_block_optin) {
       smem = std::max(smem, kClusterKEarlySmem);
     }

@@ -268,6 +268,17 @@ __device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
 #endif
   return out;
 }
+// 16 bytes into a peer CTA's shared memory, completing transaction bytes on
+// the peer's mbarrier `bar` (both shared::cluster addresses).
+__device__ __forceinline__ void StoreAsyncF4(unsigned addr, const float (&v)[4], unsigned bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, "
+      "[%5];" ::"r"(addr),
+      "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(bar)
+      : "memory");
+#endif
+}
 __device__ __forceinline__ void StoreClusterF4(unsigned addr, const float (&v)[4]) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]),

@@ -450,9 +450,9 @@ TEST(RandomProblemsTest, SmallMWgmmaConfigsMatchFloat64Reference) {
   std::printf("small_m wgmma configs: %d runs\n", ran);
 }
 
-// small_m with the split_k CTAs of an n tile in one cluster, reducing in
-// distributed shared memory: with and without early weights, 2 and 4 CTAs a
-// cluster, on partial n tiles, odd M and K (the x ring instead of bulk x),
+// small_m with the split_k CTAs of an n tile in one cluster, ranks 1.. pushing
+// their tiles into rank 0: with and without early weights, 2, 3, 4 and 8 CTAs
+// a cluster, on partial n tiles, odd M and K (the x ring instead of bulk x),
 // batches, every epilogue and misaligned pointers.
 TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
@@ -471,7 +471,9 @@ TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
         for (auto [bn, wk, stages, split, early] : {std::array<int, 5>{32, 8, 8, 2, 1},
                                                     {32, 8, 4, 2, 0},
                                                     {64, 8, 4, 4, 1},
-                                                    {32, 4, 4, 2, 0}}) {
+                                                    {32, 4, 4, 2, 0},
+                                                    {16, 4, 4, 8, 0},
+                                                    {48, 8, 8, 3, 1}}) {
           const int bm = p.m <= 8 ? 8 : p.m <= 16 ? 16 : 32;
           jit::KernelConfig config = SmallMConfig(bm, bn, 32, wk, stages);
           config.split_k = split;

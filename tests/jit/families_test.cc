@@ -217,7 +217,12 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_EQ(ck_shape.cluster_x, 1u);
   EXPECT_EQ(ck_shape.cluster_y, 2u);
   EXPECT_EQ(ck_shape.workspace_bytes, 0u) << "the pair reduces on chip";
-  EXPECT_EQ(ck_shape.shared_bytes, 136u << 10) << "the measured request";
+  EXPECT_EQ(ck_shape.shared_bytes, 120u << 10) << "the measured request";
+  KernelConfig ck_late = ck;
+  ck_late.early_b = false;
+  // x (8 warp ranges x 16 rows x (8 chunks + a pad) x 64 bytes), then the
+  // peer's 16 x 32 fp32 tile that rank 0 receives.
+  EXPECT_EQ(small.Shape(m16, ck_late, hopper).shared_bytes, 8u * 16 * 576 + 16 * 32 * 4);
   EXPECT_NE(small.ExtraSpecFields(m16, ck).find("kSmallMClusterK = true"), std::string::npos);
   EXPECT_FALSE(ck.runtime_m) << "exact M measured faster";
   EXPECT_NE(small.ExtraSpecFields(m16, ck).find("kSmallMXInterleave = 4"), std::string::npos)
