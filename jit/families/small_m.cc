@@ -494,6 +494,20 @@ class SmallMFamily final : public KernelFamily {
         if (std::find(out.begin(), out.end(), t) != out.end()) continue;
         at = out.insert(at, t) + 1;
       }
+      // Without constant_b, bulk x (no clusters) with the weights loaded after
+      // the wait at M = 5..8: 7.59 us against 8.05 for x by cp.async, and
+      // slower at M = 1..4 (7.27-7.48 against 6.94-7.08); 2048 x 4096 bf16,
+      // exact M, H100, kernel harness. After the early kernels and the first
+      // other one, so it is second once ProposeConfigs drops the early ones.
+      KernelConfig late = e;
+      late.early_b = false;
+      late.x_copy = 1;
+      if (p.m > 4 && p.m <= 8 && Supports(p, late, target).ok() && Derive(p, late).x_bulk &&
+          std::find(out.begin(), out.end(), late) == out.end()) {
+        auto first_late =
+            std::find_if(out.begin(), out.end(), [](const KernelConfig& c) { return !c.early_b; });
+        out.insert(first_late == out.end() ? out.end() : std::max(at, first_late + 1), late);
+      }
     }
     // The wgmma path for M > 16 on Hopper (bf16 2048 x 4096, H100, kernel
     // harness, us): M = 64 8.60 (block_k 128, 8 stages) / 8.97 (256, 5) against
@@ -543,10 +557,12 @@ class SmallMFamily final : public KernelFamily {
     // 7.55 -> 7.45 (accumulators) -> 7.02-7.07 (pieces); M = 8 pairs 6.71 ->
     // 6.55 -> 6.46-6.48; M = 1 5.87 -> 5.59. Four or eight pieces were slower
     // (7.6-7.7 at M = 16), as were runs of one chunk a warp (7.2).
+    // Weights after the wait keep x in one piece: the L2 prefetch of the
+    // slice before the wait assumes each warp's chunks are contiguous.
     const Geometry g = Derive(p, c);
-    if (c.early_b && c.x_copy > 0 && g.x_bulk) {
+    if (c.x_copy > 0 && g.x_bulk) {
       absl::StrAppend(&extra, "  static constexpr int kSmallMAccSets = 2;\n");
-      if (g.cw % 2 == 0) {
+      if (c.early_b && g.cw % 2 == 0) {
         absl::StrAppend(&extra, "  static constexpr int kSmallMXParts = 2;\n",
                         "  static constexpr int kSmallMXInterleave = ", g.cw / 2, ";\n");
       }

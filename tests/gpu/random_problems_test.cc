@@ -489,9 +489,11 @@ TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
   std::printf("small_m cluster_k configs: %d runs\n", ran);
 }
 
-// small_m early-weight kernels with bulk x (constant_b): x in two pieces
-// along K with each warp's chunks split between them (the family's default
-// there), alone and multicast to CTA pairs, exact and run-time M; shapes whose
+// small_m kernels with bulk x: early weights (constant_b) with x in two pieces
+// along K, each warp's chunks split between them (the family's default
+// there), alone and multicast to CTA pairs, and bulk x alone with the weights
+// loaded after the wait (M = 5..8 without the promise); exact and run-time M;
+// shapes whose
 // chunks do not split evenly, partial tile pairs, batches and misaligned
 // pointers take the other x paths of the same configs.
 TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
@@ -507,11 +509,12 @@ TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
   const int ran = RunDirectSmallMConfigs(
       shapes, EnvInt("JITGEMM_TEST_SEED", 20261122) + 11, [](int i, const GemmProblem& p) {
         std::vector<jit::KernelConfig> out;
-        for (int x_copy : {1, 2}) {
+        // {x_copy, early weights}; the last: weights after the wait.
+        for (auto [x_copy, early] : {std::array<int, 2>{1, 1}, {2, 1}, {1, 0}}) {
           jit::KernelConfig config = SmallMConfig(p.m <= 8 ? 8 : 16, 16, 32, 8, 16);
           config.runtime_m = i % 2 == 0;
           config.pdl = true;
-          config.early_b = true;
+          config.early_b = early;
           config.x_copy = x_copy;
           out.push_back(config);
         }

@@ -252,6 +252,45 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   EXPECT_EQ(early_count(ProposeConfigs(decode, hopper, o)), 0) << "no PDL, no early reads";
 }
 
+// Without constant_b, M = 5..8 also times bulk x with the weights loaded
+// after the wait (x in one piece, so the L2 prefetch of the slice stays).
+TEST(FamiliesTest, SmallMBulkXWithLateWeightsAtM5To8) {
+  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  Options o;
+  o.tuning = TuningPolicy::kFast;
+  auto late_bulk = [](const std::vector<KernelConfig>& configs) {
+    std::vector<size_t> at;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (configs[i].x_copy == 1 && !configs[i].early_b) at.push_back(i);
+    }
+    return at;
+  };
+  const GemmProblem m8 = Linear(8, 2048, 4096, DataType::kBF16);
+  const std::vector<KernelConfig> configs = ProposeConfigs(m8, hopper, o);
+  ASSERT_EQ(late_bulk(configs), std::vector<size_t>{1}) << "second, after the heuristic kernel";
+  const KernelConfig& late = configs[1];
+  EXPECT_TRUE(late.pdl);
+  EXPECT_EQ(late.stages, 16) << "a warp's whole slice in the ring, as bulk x needs";
+  const std::string fields = small.ExtraSpecFields(m8, late);
+  EXPECT_NE(fields.find("kSmallMAccSets = 2"), std::string::npos) << fields;
+  EXPECT_EQ(fields.find("kSmallMXParts"), std::string::npos) << "one piece: " << fields;
+  EXPECT_EQ(fields.find("kSmallMEarlyB"), std::string::npos) << fields;
+  EXPECT_NE(fields.find("kSmallMTrigger = 1"), std::string::npos) << fields;
+  EXPECT_EQ(late_bulk(ProposeConfigs(Linear(5, 2048, 4096, DataType::kBF16), hopper, o)).size(),
+            1u);
+  for (int m : {1, 4, 9, 16}) {
+    EXPECT_TRUE(
+        late_bulk(ProposeConfigs(Linear(m, 2048, 4096, DataType::kBF16), hopper, o)).empty())
+        << "M = " << m << ": x by cp.async measured faster";
+  }
+  EXPECT_TRUE(late_bulk(ProposeConfigs(m8, ampere, o)).empty()) << "bulk copies need sm_90";
+  o.constant_b = true;
+  const std::vector<KernelConfig> promised = ProposeConfigs(m8, hopper, o);
+  ASSERT_EQ(late_bulk(promised).size(), 1u);
+  EXPECT_TRUE(promised[0].early_b) << "the early kernels still lead under constant_b";
+}
+
 TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
   const TargetInfo hopper = OfflineTarget(90);
   const KernelFamily& small = GetFamily(Family::kSmallM);
