@@ -120,8 +120,10 @@ constexpr int64_t kWholePrefetchBytes = int64_t{16} << 20;
 // Above this the weights stream past L2: loads ask for 256-byte L2 fills;
 // at or below it, 128-byte fills.
 constexpr int64_t kHintBytes = int64_t{40} << 20;
-// Shared memory an early cluster_k kernel asks for (Shape says why).
+// Shared memory an early cluster_k kernel and a bulk-x kernel with the
+// weights after the wait ask for (Shape says why).
 constexpr int64_t kClusterKEarlySmem = int64_t{120} << 10;
+constexpr int64_t kLateBulkSmem = int64_t{100} << 10;
 
 // Registers a warp's ring and accumulators take; the compiled kernels stay
 // spill-free below this budget (ptxas, sm_80 and sm_90a).
@@ -291,15 +293,22 @@ class SmallMFamily final : public KernelFamily {
       const int64_t pad = target.shared_bytes_per_block_optin / 2 + 1024;
       if (pad <= target.shared_bytes_per_block_optin) smem = std::max(smem, pad);
     }
-    // Bulk x with block_m = 8 asks for the shared memory a 16-row block
+    // Early bulk x with block_m = 8 asks for the shared memory a 16-row block
     // would: 2048 x 4096 bf16 under constant_b ran 6.75 us at M = 8 and 6.08
     // at M = 1 with 136 KB requested, 7.30 / 6.55 with the 68 KB it uses, and
     // block_m = 16 (136 KB, twice the products) 6.96 / 6.17 (H100, kernel
     // harness; jitgemm-bench then measured 6.86 / 6.10). One CTA per SM either
     // way (registers); a larger request (176 KB) was slower again, so this
     // pins the measured size rather than a maximum.
-    if (g.x_bulk && g.mp == 8) {
+    if (g.x_bulk && g.mp == 8 && c.early_b) {
       smem = std::max<int64_t>(smem, int64_t{g.warps_k} * 16 * (g.cw * 64 + 64));
+    }
+    // Bulk x with the weights after the wait asks for 100 KB instead: M = 8
+    // ran 7.37-7.39 us with it, 7.58-7.63 with the 68 KB it uses and
+    // 7.90-7.93 with 136 KB (2048 x 4096 bf16, H100, kernel harness).
+    if (g.x_bulk && !c.early_b && !c.cluster_k &&
+        kLateBulkSmem <= target.shared_bytes_per_block_optin) {
+      smem = std::max(smem, kLateBulkSmem);
     }
     // Early kernels split along K in a cluster ask for 120 KB: 2048 x 4096 bf16
     // M = 16 (x in two pieces, one-way reduction) ran 6.60-6.65 us with it,

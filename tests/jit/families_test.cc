@@ -277,6 +277,7 @@ TEST(FamiliesTest, SmallMBulkXWithLateWeightsAtM5To8) {
   EXPECT_EQ(fields.find("kSmallMXParts"), std::string::npos) << "one piece: " << fields;
   EXPECT_EQ(fields.find("kSmallMEarlyB"), std::string::npos) << fields;
   EXPECT_NE(fields.find("kSmallMTrigger = 1"), std::string::npos) << fields;
+  EXPECT_EQ(small.Shape(m8, late, hopper).shared_bytes, 100u << 10) << "the measured request";
   EXPECT_EQ(late_bulk(ProposeConfigs(Linear(5, 2048, 4096, DataType::kBF16), hopper, o)).size(),
             1u);
   for (int m : {1, 4, 9, 16}) {
