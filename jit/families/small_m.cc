@@ -471,8 +471,8 @@ class SmallMFamily final : public KernelFamily {
       // M = 9..16 where 32-row tiles in CTA pairs along K fill the SMs once,
       // in place of the early kernel with x by cp.async (10.2 us at M = 16):
       // each CTA needs only half of x, and the pair reduces in distributed
-      // shared memory. 2048 x 4096 bf16 M = 16, us: kernel harness (nvcc)
-      // 7.55-7.61 on an H100 against 7.86-7.91 for the pairs kernel above and
+      // shared memory. 2048 x 4096 bf16 M = 16, us, first version: kernel harness
+      // (nvcc) 7.55-7.61 on an H100 against 7.86-7.91 for the pairs kernel above and
       // 7.77-7.93 for two tiles a warp; 6.81 against 7.46 / 7.03 on an H200.
       // With M at run time and x in one piece it timed 7.86-7.90 in
       // jitgemm-bench; with exact M and x in two pieces (ExtraSpecFields) it
@@ -492,10 +492,11 @@ class SmallMFamily final : public KernelFamily {
         }
       }
       // Without bulk x the early kernel wins only at M <= 2 (above). At M =
-      // 9..16 the K pairs lead (x in two pieces, exact M: 7.13-7.15 us in the
-      // tuner, 6.99 in jitgemm-bench, against 7.40-7.51 for two tiles a warp
-      // without early weights and 7.23 for bulk x alone; H100, 2048 x 4096);
-      // other early kernels lead up to M = 8.
+      // 9..16 the K pairs lead (x in two pieces, exact M, one-way reduction:
+      // 6.91-6.95 us in the tuner, 6.77-6.80 in jitgemm-bench, against
+      // 7.39-7.53 for two tiles a warp without early weights and 7.20-7.26
+      // for bulk x alone; H100, 2048 x 4096); other early kernels lead up to
+      // M = 8.
       const bool lead = !twins.empty() && ((twins.front().x_copy > 0 && p.m <= 8) ||
                                            twins.front().cluster_k || p.m <= 2);
       auto at = lead ? out.begin() : out.begin() + std::min<size_t>(1, out.size());
