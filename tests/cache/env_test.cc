@@ -215,12 +215,17 @@ TEST_F(RealEnvTest, AcquireFileLockGetsTheLockWhenTheHolderLetsGo) {
   std::string path = dir_.Sub("k.lock");
   absl::StatusOr<std::unique_ptr<FileLock>> held = env_.TryLockFile(path);
   ASSERT_THAT(held, IsOk());
+  // The waiter goes through a counting wrapper: the holder lets go only once
+  // a second attempt has begun, i.e. after the first one found the lock
+  // taken. A fixed sleep instead let a loaded machine (ctest -j16) start the
+  // waiter after the release, so it never waited.
+  FaultEnv counting(&env_);
   std::thread releaser([&] {
-    absl::SleepFor(absl::Milliseconds(50));
+    while (counting.calls(FaultOp::kLock) < 2) absl::SleepFor(absl::Milliseconds(1));
     held->reset();
   });
   bool waited = false;
-  EXPECT_THAT(AcquireFileLock(&env_, path, absl::Seconds(30), &waited), IsOk());
+  EXPECT_THAT(AcquireFileLock(&counting, path, absl::Seconds(30), &waited), IsOk());
   EXPECT_TRUE(waited);
   releaser.join();
 }
