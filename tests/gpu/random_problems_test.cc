@@ -520,7 +520,7 @@ TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
         }
         return out;
       });
-  std::printf("small_m early bulk-x configs: %d runs\n", ran);
+  std::printf("small_m bulk-x configs: %d runs\n", ran);
 }
 
 TEST(RandomProblemsTest, MatchFloat64Reference) {
