@@ -476,8 +476,8 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
   const int c_warp = c_cta + wk * (Tr::kXPieces ? Tr::kXIUnit : kCW);  // warp's first chunk
 
-  // K cluster: arrive now, wait before the first push into a peer (every CTA
-  // of the cluster has started by then).
+  // K cluster: rank 0's mbarrier exists before this arrive; every rank waits
+  // before its first push into rank 0 (every CTA has started by then).
   __shared__ alignas(8) unsigned long long s_rbar;  // rank 0: the peers' tiles have landed
   if constexpr (Tr::kClusterK) {
     if (cta_k == 0 && tid == 0) MbarInit(SmemAddr(&s_rbar), 1);

@@ -260,7 +260,7 @@ __device__ __forceinline__ void ClusterWait() {
 #endif
 }
 // The address of shared-memory location `addr` (this CTA's window) in the
-// CTA of cluster rank `rank`, and a 16-byte store there.
+// CTA of cluster rank `rank`.
 __device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
   unsigned out = addr;
 #if __CUDA_ARCH__ >= 900
@@ -277,13 +277,6 @@ __device__ __forceinline__ void StoreAsyncF4(unsigned addr, const float (&v)[4],
       "[%5];" ::"r"(addr),
       "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(bar)
       : "memory");
-#endif
-}
-__device__ __forceinline__ void StoreClusterF4(unsigned addr, const float (&v)[4]) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]),
-               "f"(v[1]), "f"(v[2]), "f"(v[3])
-               : "memory");
 #endif
 }
 // wgmma.m64nNk16 with both operands from shared memory (descriptors), f32
