@@ -492,10 +492,9 @@ TEST(RandomProblemsTest, SmallMClusterKConfigsMatchFloat64Reference) {
 // small_m kernels with bulk x: early weights (constant_b) with x in two pieces
 // along K, each warp's chunks split between them (the family's default
 // there), alone and multicast to CTA pairs, and bulk x alone with the weights
-// loaded after the wait (M = 5..8 without the promise); exact and run-time M;
-// shapes whose
-// chunks do not split evenly, partial tile pairs, batches and misaligned
-// pointers take the other x paths of the same configs.
+// loaded after the wait (M = 5..8 without the promise); exact and run-time M.
+// Shapes whose chunks do not split evenly, partial tile pairs, batches and
+// misaligned pointers take the other x paths of the same configs.
 TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   CUDA_OK(cudaFree(nullptr));
