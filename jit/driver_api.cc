@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/cuda_status.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -122,21 +123,7 @@ absl::Status DriverStatus(const DriverApi& api, CUresult result, const char* wha
   const char* msg = "?";
   api.cuGetErrorName(result, &name);
   api.cuGetErrorString(result, &msg);
-  std::string text = absl::StrCat(what, " failed: ", name, " (", msg, ")");
-  switch (result) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      return absl::ResourceExhaustedError(text);
-    case CUDA_ERROR_INVALID_VALUE:
-    case CUDA_ERROR_INVALID_HANDLE:
-      return absl::InvalidArgumentError(text);
-    case CUDA_ERROR_NO_DEVICE:
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
-    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_INVALID_CONTEXT:
-      return absl::FailedPreconditionError(text);
-    default:
-      return absl::InternalError(text);
-  }
+  return DriverResultStatus(result, what, name, msg);
 }
 
 }  // namespace jitgemm::jit

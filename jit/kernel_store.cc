@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "common/status_macros.h"
+#include "core/status_macros.h"
 #include "jit/disk_tier.h"
 
 namespace jitgemm::jit {

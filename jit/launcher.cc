@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "common/status_macros.h"
+#include "core/status_macros.h"
 
 namespace jitgemm::jit {
 

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "api/src/problem_internal.h"
+#include "core/cuda_runtime_status.h"
+#include "core/problem_signature.h"
 
 namespace jitgemm::tune {
 namespace {
@@ -24,10 +25,7 @@ absl::Status Cuda(cudaError_t e, const char* what) {
     return absl::FailedPreconditionError(
         absl::StrCat(what, ": cannot time inside stream capture (", cudaGetErrorString(e), ")"));
   }
-  if (e == cudaErrorMemoryAllocation) {
-    return absl::ResourceExhaustedError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
-  }
-  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+  return CudaRuntimeStatus(e, what);
 }
 
 // Values in [-1, 1) of the operand's type; cheap xorshift, never zeros.

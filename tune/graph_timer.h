@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/src/backend.h"
+#include "backends/backend.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::tune {

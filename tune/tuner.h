@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/src/backend.h"
+#include "backends/backend.h"
 #include "cache/disk_cache.h"
 #include "cache/tuning_record.h"
 #include "jitgemm/options.h"

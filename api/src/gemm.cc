@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "api/src/problem_internal.h"
-#include "common/status_macros.h"
+#include "core/problem_signature.h"
+#include "core/status_macros.h"
 #include "jit/driver_api.h"
 #include "jit/single_flight.h"
 

@@ -11,22 +11,24 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "api/src/backend.h"
-#include "api/src/elementwise_epilogue.h"
-#include "api/src/jit_backend.h"
 #include "api/src/log.h"
-#include "api/src/problem_internal.h"
+#include "api/src/pointer_check.h"
 #include "api/src/record.h"
+#include "backends/backend.h"
+#include "backends/cublas_backend.h"
+#include "backends/elementwise_epilogue.h"
+#include "backends/jit_backend.h"
 #include "cache/disk_cache.h"
 #include "cache/tuning_record.h"
-#include "common/status_macros.h"
+#include "core/options_signature.h"
+#include "core/problem_signature.h"
+#include "core/status_macros.h"
 #include "jit/candidates.h"
 #include "jit/driver_api.h"
 #include "jit/family.h"
 #include "jit/kernel_store.h"
 #include "jit/launcher.h"
 #include "jit/specializer.h"
-#include "tune/cublas_backend.h"
 #include "tune/graph_timer.h"
 #include "tune/tuner.h"
 
@@ -105,13 +107,10 @@ cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
 // candidates' behaviour, and the environment. The candidate list is left out
 // so a new candidate set does not orphan old decisions.
 std::string TuningKeyText(const GemmProblem& p, const Options& o, const cache::TuningRecord& env) {
-  return absl::StrCat(
-      "jitgemm-tuning-key v1\nproblem=", ProblemSignature(p),
-      "\nbackend=", static_cast<int>(o.backend), " tuning=", static_cast<int>(o.tuning),
-      " tf32=", o.allow_tf32, " pdl=", o.pdl, o.constant_b ? " constb=1" : "",
-      " align=", o.pointer_alignment, " margin=", o.win_margin, "\ndevice=", env.device_name,
-      " sms=", env.sm_count, " driver=", env.driver_version, " cublas=", env.cublas_version,
-      " lib=", env.library_version, "\n");
+  return absl::StrCat("jitgemm-tuning-key v1\nproblem=", ProblemSignature(p), "\n",
+                      OptionsSignature(o), "\ndevice=", env.device_name, " sms=", env.sm_count,
+                      " driver=", env.driver_version, " cublas=", env.cublas_version,
+                      " lib=", env.library_version, "\n");
 }
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,

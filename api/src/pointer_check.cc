@@ -1,9 +1,11 @@
+#include "api/src/pointer_check.h"
+
 #include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/src/problem_internal.h"
+#include "core/problem_signature.h"
 
 namespace jitgemm {
 namespace {
@@ -26,26 +28,6 @@ bool SameLayout(const Operand& x, const Operand& y) {
 }
 
 }  // namespace
-
-std::string ProblemSignature(const GemmProblem& p) {
-  auto op = [](const Operand& o) {
-    return absl::StrFormat("%s,%c,%d,%d", DataTypeName(o.type),
-                           o.layout == Layout::kRowMajor ? 'r' : 'c', o.ld, o.batch_stride);
-  };
-  return absl::StrFormat(
-      "m=%d n=%d k=%d batch=%d a=%s b=%s c=%s d=%s alpha=%a beta=%a bias=%d bias_stride=%d act=%d",
-      p.m, p.n, p.k, p.batch_count, op(p.a), op(p.b), op(p.c), op(p.d), p.epilogue.alpha,
-      p.epilogue.beta, static_cast<int>(p.epilogue.bias), p.epilogue.bias_batch_stride,
-      static_cast<int>(p.epilogue.activation));
-}
-
-int64_t OperandSpanBytes(const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
-  const int64_t row_len = op.layout == Layout::kRowMajor ? cols : rows;
-  const int64_t lines = op.layout == Layout::kRowMajor ? rows : cols;
-  int64_t elems = (lines - 1) * op.ld + row_len;
-  if (batch > 1 && op.batch_stride > 0) elems += (batch - 1) * op.batch_stride;
-  return elems * DataTypeSize(op.type);
-}
 
 absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int alignment) {
   const bool uses_c = p.epilogue.beta != 0.0f;

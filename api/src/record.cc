@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/src/manifest.h"
-#include "api/src/problem_internal.h"
+#include "core/problem_signature.h"
 
 namespace jitgemm {
 

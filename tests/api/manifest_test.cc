@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "api/src/problem_internal.h"
 #include "api/src/record.h"
+#include "core/problem_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"

@@ -1,6 +1,8 @@
+#include "api/src/pointer_check.h"
+
 #include <cstdint>
 
-#include "api/src/problem_internal.h"
+#include "core/problem_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"

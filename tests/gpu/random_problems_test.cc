@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "api/src/jit_backend.h"
-#include "api/src/problem_internal.h"
+#include "backends/jit_backend.h"
+#include "core/problem_signature.h"
 #include "gtest/gtest.h"
 #include "jit/driver_api.h"
 #include "jit/family.h"

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "core/status_macros.h"
 
 namespace jitgemm::bench {
 namespace {

@@ -9,14 +9,12 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "core/cuda_runtime_status.h"
 
 namespace jitgemm::bench {
 
 inline absl::Status CudaCheck(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(
-      absl::StrCat(what, ": ", cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
+  return CudaRuntimeStatus(err, what);
 }
 
 // True for errors after which the CUDA context is unusable (a kernel fault).
@@ -38,10 +36,10 @@ inline bool IsStickyError(cudaError_t err) {
   }
 }
 
-#define BENCH_CUDA(expr)                                                    \
-  do {                                                                      \
+#define BENCH_CUDA(expr)                                                       \
+  do {                                                                         \
     ::absl::Status bench_status_ = ::jitgemm::bench::CudaCheck((expr), #expr); \
-    if (!bench_status_.ok()) return bench_status_;                          \
+    if (!bench_status_.ok()) return bench_status_;                             \
   } while (0)
 
 // Owns one cudaMalloc allocation.
@@ -50,7 +48,8 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       Reset();

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/status_macros.h"
+#include "core/status_macros.h"
 #include "jitgemm/plan.h"
 #include "tools/bench/host_data.h"
 #include "tools/bench/lt_baseline.h"
@@ -92,8 +92,7 @@ absl::Status Prepare(const BenchCase& bc, int rotate, CaseData& data, int* rotat
     if (i == 0) {
       JITGEMM_RETURN_IF_ERROR(Upload(data.b, data.db[0]));
     } else {
-      BENCH_CUDA(cudaMemcpy(data.db[i].get(), data.db[0].get(), b_bytes,
-                            cudaMemcpyDeviceToDevice));
+      BENCH_CUDA(cudaMemcpy(data.db[i].get(), data.db[0].get(), b_bytes, cudaMemcpyDeviceToDevice));
     }
   }
   JITGEMM_RETURN_IF_ERROR(data.dd.Allocate(data.DBytes()));
@@ -151,8 +150,7 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConf
     case Impl::kCublasLoop: {
       GemmProblem one = plain;
       one.batch_count = 1;
-      one.a.batch_stride = one.b.batch_stride = one.c.batch_stride = one.d.batch_stride =
-          kNoStride;
+      one.a.batch_stride = one.b.batch_stride = one.c.batch_stride = one.d.batch_stride = kNoStride;
       absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(one, LtBaselineEpilogue::kNone);
       if (!l.ok()) return l.status();
       col.plan = absl::StrCat(p.batch_count, " x ", (*l)->describe());
@@ -214,8 +212,8 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConf
                             absl::StrCat("Plan::Create: ", plan.status().message()));
       }
       const PlanInfo& info = plan->info();
-      col.plan = absl::StrCat(info.backend, " ", info.kernel_name,
-                              info.compiled ? " (compiled)" : "");
+      col.plan =
+          absl::StrCat(info.backend, " ", info.kernel_name, info.compiled ? " (compiled)" : "");
       auto shared = std::make_shared<Plan>(*std::move(plan));
       col.launch = [shared, d](int i, cudaStream_t s) {
         GemmPointers ptrs;
@@ -242,8 +240,8 @@ absl::Status Check(const Column& col, Impl impl, const CaseData& data,
   std::vector<unsigned char> raw(data.DBytes());
   BENCH_CUDA(cudaMemcpy(raw.data(), data.D(), raw.size(), cudaMemcpyDeviceToHost));
   const std::vector<float> d = DecodeElements(data.p.d.type, raw.data(), data.d_elements);
-  cell.rel_err = RelativeError(data.p, acc, data.c.values.data(), data.bias.values.data(),
-                               d.data(), ComputesEpilogue(impl, data.p));
+  cell.rel_err = RelativeError(data.p, acc, data.c.values.data(), data.bias.values.data(), d.data(),
+                               ComputesEpilogue(impl, data.p));
   return absl::OkStatus();
 }
 

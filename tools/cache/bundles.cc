@@ -13,12 +13,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "api/src/manifest_kernels.h"
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
-#include "jit/disk_tier.h"
-#include "jit/specializer.h"
 #include "tools/cache/commands.h"
-#include "tools/warmup/manifest_kernels.h"
 
 namespace jitgemm::tools {
 namespace {
@@ -63,7 +61,8 @@ void PrintProblems(const cache::BundleVerifyReport& r) {
     std::printf("corrupt: %s: %s\n", bad.path.c_str(), bad.reason.c_str());
   }
   for (const std::string& p : r.missing) std::printf("missing (listed, absent): %s\n", p.c_str());
-  for (const std::string& p : r.unlisted) std::printf("unlisted (not in the manifest): %s\n", p.c_str());
+  for (const std::string& p : r.unlisted)
+    std::printf("unlisted (not in the manifest): %s\n", p.c_str());
   for (const std::string& p : r.ignored) std::printf("ignored archive member: %s\n", p.c_str());
 }
 
@@ -77,15 +76,15 @@ std::vector<std::string> Incompatibilities(const BundleManifest& m, const std::s
     return f == m.key_fields.end() ||
            std::find(f->second.begin(), f->second.end(), value) == f->second.end();
   };
-  const std::string abi = absl::StrCat(jit::kLibraryAbiVersion);
+  const std::string abi = absl::StrCat(tools::LibraryAbiVersion());
   if (lacks("abi", abi)) {
     why.push_back(absl::StrCat("library ABI: bundle ", Values(m, "abi"), ", this build ", abi));
   }
-  if (lacks("sources", jit::EmbeddedSourcesHash())) {
+  if (lacks("sources", tools::EmbeddedSourcesHash())) {
     why.push_back(absl::StrCat("kernel sources: bundle ", Values(m, "sources"), ", this build ",
-                               jit::EmbeddedSourcesHash()));
+                               tools::EmbeddedSourcesHash()));
   }
-  if (absl::StatusOr<int> nvrtc = jit::NvrtcVersionForKey();
+  if (absl::StatusOr<int> nvrtc = tools::NvrtcVersionForKey();
       nvrtc.ok() && lacks("nvrtc", absl::StrCat(*nvrtc))) {
     why.push_back(absl::StrCat("NVRTC: bundle ", Values(m, "nvrtc"), ", here ", *nvrtc,
                                " (set JITGEMM_NVRTC_VERSION where NVRTC is absent)"));
@@ -113,8 +112,9 @@ int ExportCommand() {
     if (c->mode() != cache::CacheMode::kOff) req.roots.push_back(c->root());
     source = absl::StrJoin(req.roots, ":");
     if (req.roots.empty()) {
-      Complain("no cache root in use (JITGEMM_CACHE=off, or see the warnings above): nothing to "
-               "export");
+      Complain(
+          "no cache root in use (JITGEMM_CACHE=off, or see the warnings above): nothing to "
+          "export");
       return kExitProblems;
     }
   }
@@ -150,7 +150,8 @@ int ExportCommand() {
         Complain(key.status().ToString());
         return kExitProblems;
       }
-      name_of[key->Hex()] = absl::StrCat(k.source.kernel_name, " (", k.problem, ", ", k.manifest, ")");
+      name_of[key->Hex()] =
+          absl::StrCat(k.source.kernel_name, " (", k.problem, ", ", k.manifest, ")");
       req.keys.push_back({cache::EntryKind::kCubin, *std::move(key)});
     }
     if (absl::GetFlag(FLAGS_tuning_records)) {
@@ -185,12 +186,11 @@ int ExportCommand() {
   std::printf("wrote %s %s from %s\n", r->archive ? "archive" : "directory", r->out.c_str(),
               source.c_str());
   std::printf("selection: %s\n", m.selection.c_str());
-  std::printf("entries: %llu, %s: %llu kernels (%s), %llu tuning records (%s)\n",
-              static_cast<unsigned long long>(m.entries), Bytes(m.bytes).c_str(),
-              static_cast<unsigned long long>(kind("cubin").entries),
-              Bytes(kind("cubin").bytes).c_str(),
-              static_cast<unsigned long long>(kind("tuning").entries),
-              Bytes(kind("tuning").bytes).c_str());
+  std::printf(
+      "entries: %llu, %s: %llu kernels (%s), %llu tuning records (%s)\n",
+      static_cast<unsigned long long>(m.entries), Bytes(m.bytes).c_str(),
+      static_cast<unsigned long long>(kind("cubin").entries), Bytes(kind("cubin").bytes).c_str(),
+      static_cast<unsigned long long>(kind("tuning").entries), Bytes(kind("tuning").bytes).c_str());
   std::printf("keys: arch %s; nvrtc %s; abi %s; sources %s\n", Values(m, "arch").c_str(),
               Values(m, "nvrtc").c_str(), Values(m, "abi").c_str(), Values(m, "sources").c_str());
   for (const cache::BadEntry& bad : r->corrupt) {
@@ -200,9 +200,10 @@ int ExportCommand() {
     std::printf("MISSING %s [%s]\n", name_of[hex].c_str(), hex.c_str());
   }
   if (!r->missing.empty()) {
-    std::printf("the bundle lacks %zu of the %zu kernels the manifests need: warm them first "
-                "(jitgemm-warmup --arch=... with the same --tuning and --sms)\n",
-                r->missing.size(), req.keys.size());
+    std::printf(
+        "the bundle lacks %zu of the %zu kernels the manifests need: warm them first "
+        "(jitgemm-warmup --arch=... with the same --tuning and --sms)\n",
+        r->missing.size(), req.keys.size());
   }
   return r->missing.empty() && invalid == 0 ? kExitOk : kExitProblems;
 }
@@ -226,14 +227,14 @@ int ImportCommand() {
     std::printf("note: %s; importing every sound entry\n", v.manifest_error.c_str());
   }
   PrintProblems(v);
-  std::printf("imported %llu entries (%s) into %s; %llu already present; skipped %zu corrupt, "
-              "%zu unlisted; %zu listed but missing; %llu store failures\n",
-              static_cast<unsigned long long>(r->imported), Bytes(r->imported_bytes).c_str(),
-              c->root().c_str(), static_cast<unsigned long long>(r->already_present),
-              v.corrupt.size(), v.unlisted.size(), v.missing.size(),
-              static_cast<unsigned long long>(r->store_failures));
-  const bool clean = v.corrupt.empty() && v.unlisted.empty() && v.missing.empty() &&
-                     r->store_failures == 0;
+  std::printf(
+      "imported %llu entries (%s) into %s; %llu already present; skipped %zu corrupt, "
+      "%zu unlisted; %zu listed but missing; %llu store failures\n",
+      static_cast<unsigned long long>(r->imported), Bytes(r->imported_bytes).c_str(),
+      c->root().c_str(), static_cast<unsigned long long>(r->already_present), v.corrupt.size(),
+      v.unlisted.size(), v.missing.size(), static_cast<unsigned long long>(r->store_failures));
+  const bool clean =
+      v.corrupt.empty() && v.unlisted.empty() && v.missing.empty() && r->store_failures == 0;
   return clean ? kExitOk : kExitProblems;
 }
 
@@ -262,8 +263,8 @@ int VerifyBundleCommand() {
   PrintProblems(*r);
   std::printf("%s: %llu entries present, %llu sound (%s), %zu corrupt, %zu missing, %zu unlisted\n",
               from.c_str(), static_cast<unsigned long long>(r->entries),
-              static_cast<unsigned long long>(r->valid), Bytes(r->bytes).c_str(),
-              r->corrupt.size(), r->missing.size(), r->unlisted.size());
+              static_cast<unsigned long long>(r->valid), Bytes(r->bytes).c_str(), r->corrupt.size(),
+              r->missing.size(), r->unlisted.size());
   if (!r->ok()) {
     std::printf("bundle FAILED verification\n");
     return kExitProblems;

@@ -22,8 +22,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "api/src/manifest.h"
-#include "api/src/problem_internal.h"
-#include "jit/kernel_store.h"
+#include "api/src/manifest_kernels.h"
+#include "core/problem_signature.h"
 #include "jitgemm/plan.h"
 
 ABSL_FLAG(std::string, tuning, "", "Override the manifest's tuning policy.");
@@ -224,8 +224,7 @@ int main(int argc, char** argv) {
     }
     for (void* x : {a, b, c, d, bias}) cudaFree(x);
   }
-  std::printf(
-      "NVRTC compiles in this process: %llu\n",
-      static_cast<unsigned long long>(jitgemm::jit::KernelStore::Global().counters().compiles));
+  std::printf("NVRTC compiles in this process: %llu\n",
+              static_cast<unsigned long long>(jitgemm::tools::KernelStoreCounters().compiles));
   return failures > 0 ? 1 : 0;
 }

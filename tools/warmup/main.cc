@@ -31,10 +31,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "api/src/manifest_kernels.h"
 #include "cache/disk_cache.h"
-#include "jit/disk_tier.h"
-#include "jit/kernel_store.h"
-#include "tools/warmup/manifest_kernels.h"
 
 ABSL_FLAG(std::string, arch, "",
           "Target architecture, e.g. sm_90a. Empty: the current GPU's (a GPU is then needed).");
@@ -122,21 +120,19 @@ int Main(int argc, char** argv) {
   for (int t = 0; t < jobs; ++t) {
     pool.emplace_back([&] {
       for (size_t i = next++; i < tasks.size(); i = next++) {
-        bool compiled = false;
-        jit::GetOptions get;
-        get.compiled = &compiled;
-        get.allow_compile = !check;
-        auto r = jit::KernelStore::Global().GetBinary(tasks[i].source, arch, get);
-        outcomes[i] = !r.ok() ? Outcome::kFailed : compiled ? Outcome::kCompiled : Outcome::kCached;
-        if (r.ok() && compiled) compile_ms[i] = (*r)->compile_ms;
+        auto r = tools::GetKernelBinary(tasks[i].source, arch, /*allow_compile=*/!check);
+        outcomes[i] = !r.ok()       ? Outcome::kFailed
+                      : r->compiled ? Outcome::kCompiled
+                                    : Outcome::kCached;
+        if (r.ok() && r->compiled) compile_ms[i] = r->compile_ms;
         const size_t n = ++done;
         std::lock_guard<std::mutex> lock(print_mu);
         if (!r.ok()) {
-          std::fprintf(stderr, "%s%s %s (%s, %s): %s\n", tty ? "\r\033[K" : "",
-                       check ? "MISSING" : "FAILED", tasks[i].source.kernel_name.c_str(),
-                       tasks[i].problem.c_str(), tasks[i].manifest.c_str(),
-                       check ? std::string(r.status().message()).c_str()
-                             : r.status().ToString().c_str());
+          std::fprintf(
+              stderr, "%s%s %s (%s, %s): %s\n", tty ? "\r\033[K" : "", check ? "MISSING" : "FAILED",
+              tasks[i].source.kernel_name.c_str(), tasks[i].problem.c_str(),
+              tasks[i].manifest.c_str(),
+              check ? std::string(r.status().message()).c_str() : r.status().ToString().c_str());
         }
         if (!progress) continue;
         if (tty) {
@@ -164,9 +160,9 @@ int Main(int argc, char** argv) {
   }
   if (tty && progress) std::printf("\n");
   const auto counters = cache->counters();
-  const auto store = jit::KernelStore::Global().counters();
+  const auto store = tools::KernelStoreCounters();
   if (check) {
-    absl::StatusOr<int> nvrtc = jit::NvrtcVersionForKey();
+    absl::StatusOr<int> nvrtc = tools::NvrtcVersionForKey();
     std::printf("\n| arch | problems | invalid | kernels | found | missing | time |\n");
     std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     std::printf("| %s | %d | %d | %zu | %d | %d | %.2f s |\n", arch.c_str(), problems, invalid,
@@ -177,16 +173,16 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long long>(store.compiles),
                 static_cast<unsigned long long>(store.disk_hits),
                 static_cast<unsigned long long>(store.memory_hits));
-    std::printf("cache: %s (%s), read-only roots %s: %llu hits, %llu misses, %llu corrupt, "
-                "%llu stores\n",
-                cache->root().c_str(), cache::CacheModeName(cache->mode()),
-                cache->readonly_roots().empty()
-                    ? "none"
-                    : absl::StrJoin(cache->readonly_roots(), ":").c_str(),
-                static_cast<unsigned long long>(counters.hits),
-                static_cast<unsigned long long>(counters.misses),
-                static_cast<unsigned long long>(counters.corrupt),
-                static_cast<unsigned long long>(counters.stores));
+    std::printf(
+        "cache: %s (%s), read-only roots %s: %llu hits, %llu misses, %llu corrupt, "
+        "%llu stores\n",
+        cache->root().c_str(), cache::CacheModeName(cache->mode()),
+        cache->readonly_roots().empty() ? "none"
+                                        : absl::StrJoin(cache->readonly_roots(), ":").c_str(),
+        static_cast<unsigned long long>(counters.hits),
+        static_cast<unsigned long long>(counters.misses),
+        static_cast<unsigned long long>(counters.corrupt),
+        static_cast<unsigned long long>(counters.stores));
     std::printf("%s\n", failed + invalid > 0 ? "check FAILED" : "check passed");
     return failed + invalid > 0 ? 1 : 0;
   }
@@ -199,15 +195,14 @@ int Main(int argc, char** argv) {
       "\n| arch | problems | invalid | kernels | compiled | already cached | failed | time | "
       "compile ms median (min-max) |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  std::printf("| %s | %d | %d | %zu | %d | %d | %d | %.1f s | %s |\n", arch.c_str(), problems,
-              invalid, tasks.size(), compiled, cached, failed, seconds,
-              ms.empty() ? "-"
-                         : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(),
-                                           ms.back())
-                               .c_str());
+  std::printf(
+      "| %s | %d | %d | %zu | %d | %d | %d | %.1f s | %s |\n", arch.c_str(), problems, invalid,
+      tasks.size(), compiled, cached, failed, seconds,
+      ms.empty()
+          ? "-"
+          : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(), ms.back()).c_str());
   std::printf("cache: %s (%s), %llu stores, %llu store failures\n", cache->root().c_str(),
-              cache::CacheModeName(cache->mode()),
-              static_cast<unsigned long long>(counters.stores),
+              cache::CacheModeName(cache->mode()), static_cast<unsigned long long>(counters.stores),
               static_cast<unsigned long long>(counters.store_failures));
   return failed + invalid > 0 ? 1 : 0;
 }

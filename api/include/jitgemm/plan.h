@@ -30,22 +30,10 @@
 #include "absl/status/statusor.h"
 #include "jitgemm/export.h"
 #include "jitgemm/options.h"
+#include "jitgemm/pointers.h"
 #include "jitgemm/problem.h"
 
-// Same type as cudaStream_t; declared here so the header needs no CUDA header.
-typedef struct CUstream_st* CUstream;
-
 namespace jitgemm {
-
-// Device pointers for one Run. c is read only when epilogue.beta != 0 and bias
-// only when the epilogue has a bias. Unused pointers may be null.
-struct GemmPointers {
-  const void* a = nullptr;
-  const void* b = nullptr;
-  const void* c = nullptr;
-  void* d = nullptr;
-  const void* bias = nullptr;
-};
 
 // What a plan chose, for logs, tools and tests.
 struct PlanInfo {

@@ -5,9 +5,14 @@
 // ProposeConfigs with the manifest's options, Specialize, KeyText), so the
 // keys agree.
 //
-// Thread safety: pure functions (LoadManifestKernels reads files).
-#ifndef JITGEMM_TOOLS_WARMUP_MANIFEST_KERNELS_H_
-#define JITGEMM_TOOLS_WARMUP_MANIFEST_KERNELS_H_
+// It is also all that the tools ask of the kernel store (compile or find one
+// kernel, the store's counters, the fields every kernel key carries), so that
+// no tool includes a jit/ header.
+//
+// Thread safety: pure functions (LoadManifestKernels reads files), except
+// GetKernelBinary, which is as thread-safe as the kernel store.
+#ifndef JITGEMM_API_SRC_MANIFEST_KERNELS_H_
+#define JITGEMM_API_SRC_MANIFEST_KERNELS_H_
 
 #include <optional>
 #include <string>
@@ -16,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "cache/key.h"
 #include "jit/family.h"
+#include "jit/kernel_store.h"
 #include "jit/specializer.h"
 #include "jitgemm/options.h"
 
@@ -46,9 +52,9 @@ struct ManifestKernel {
 
 struct ManifestKernels {
   int problems = 0;
-  std::vector<std::string> invalid;       // one line per invalid problem
-  std::vector<ManifestKernel> kernels;    // distinct, in manifest order
-  std::vector<std::string> signatures;    // ProblemSignature of each valid problem
+  std::vector<std::string> invalid;     // one line per invalid problem
+  std::vector<ManifestKernel> kernels;  // distinct, in manifest order
+  std::vector<std::string> signatures;  // ProblemSignature of each valid problem
 };
 
 // Reads and parses every manifest (an error names the file) and lists the
@@ -63,6 +69,26 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
 absl::StatusOr<cache::CacheKey> KernelCacheKey(const jit::KernelSource& kernel,
                                                const std::string& arch);
 
+// What one GetKernelBinary call did.
+struct KernelBuild {
+  bool compiled = false;   // NVRTC ran (false: found in memory or a cache)
+  double compile_ms = -1;  // when compiled
+};
+
+// Finds `kernel` for `arch` in memory or the caches, else compiles it (when
+// `allow_compile`) and stores it: the path Plan::Create takes, with no GPU.
+absl::StatusOr<KernelBuild> GetKernelBinary(const jit::KernelSource& kernel,
+                                            const std::string& arch, bool allow_compile);
+
+// The kernel store's counters in this process.
+jit::KernelStoreCounters KernelStoreCounters();
+
+// Fields every kernel key of this library carries.
+int LibraryAbiVersion();
+const std::string& EmbeddedSourcesHash();
+// The NVRTC version keys use (jit::NvrtcVersionForKey).
+absl::StatusOr<int> NvrtcVersionForKey();
+
 }  // namespace jitgemm::tools
 
-#endif  // JITGEMM_TOOLS_WARMUP_MANIFEST_KERNELS_H_
+#endif  // JITGEMM_API_SRC_MANIFEST_KERNELS_H_

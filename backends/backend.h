@@ -1,11 +1,11 @@
 // The interface every plan implementation sits behind: a JIT kernel or cuBLAS.
-#ifndef JITGEMM_API_SRC_BACKEND_H_
-#define JITGEMM_API_SRC_BACKEND_H_
+#ifndef JITGEMM_BACKENDS_BACKEND_H_
+#define JITGEMM_BACKENDS_BACKEND_H_
 
 #include <string>
 
 #include "absl/status/status.h"
-#include "jitgemm/plan.h"
+#include "jitgemm/pointers.h"
 
 namespace jitgemm {
 
@@ -22,4 +22,4 @@ class Backend {
 
 }  // namespace jitgemm
 
-#endif  // JITGEMM_API_SRC_BACKEND_H_
+#endif  // JITGEMM_BACKENDS_BACKEND_H_

@@ -21,8 +21,8 @@
 // and graph replays on it, are always ordered.
 //
 // Thread safety: Run is const and may be called from many threads at once.
-#ifndef JITGEMM_TUNE_CUBLAS_BACKEND_H_
-#define JITGEMM_TUNE_CUBLAS_BACKEND_H_
+#ifndef JITGEMM_BACKENDS_CUBLAS_BACKEND_H_
+#define JITGEMM_BACKENDS_CUBLAS_BACKEND_H_
 
 #include <functional>
 #include <memory>
@@ -30,9 +30,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "api/src/backend.h"
+#include "backends/backend.h"
 #include "jitgemm/options.h"
-#include "jitgemm/plan.h"
+#include "jitgemm/pointers.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm {
@@ -60,8 +60,8 @@ class ElementwiseEpilogue {
 // m, n, batch_count, d and epilogue.bias / bias_batch_stride / activation
 // matter). Called from CreateCublasBackend, never from Run.
 using ElementwiseEpilogueFactory =
-    std::function<absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>>(
-        const GemmProblem& problem, const Options& options)>;
+    std::function<absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>>(const GemmProblem& problem,
+                                                                       const Options& options)>;
 
 // The factory used when none is given: returns Unimplemented (the JIT
 // elementwise family is not wired in yet).
@@ -86,4 +86,4 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(const GemmProblem& 
 
 }  // namespace jitgemm
 
-#endif  // JITGEMM_TUNE_CUBLAS_BACKEND_H_
+#endif  // JITGEMM_BACKENDS_CUBLAS_BACKEND_H_

@@ -1,4 +1,4 @@
-#include "tune/cublas_backend.h"
+#include "backends/cublas_backend.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <vector>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/const_init.h"
 #include "absl/base/thread_annotations.h"
@@ -19,39 +19,23 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "common/status_macros.h"
-#include "tune/cublas_mapping.h"
+#include "backends/cublas_mapping.h"
+#include "core/cuda_runtime_status.h"
+#include "core/status_macros.h"
 
 namespace jitgemm {
 namespace {
 
-using tune::CublasLtMapping;
-using tune::LtCompute;
-using tune::LtEpilogue;
-using tune::LtMatrix;
+using backends::CublasLtMapping;
+using backends::LtCompute;
+using backends::LtEpilogue;
+using backends::LtMatrix;
 
 // The most workspace the heuristic may ask for; the backend allocates only
 // what the chosen algorithm needs.
 constexpr uint64_t kMaxWorkspaceBytes = 32ull << 20;
 
-absl::Status CudaStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  const std::string msg =
-      absl::StrFormat("%s: %s (%s)", what, cudaGetErrorName(err), cudaGetErrorString(err));
-  switch (err) {
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorInvalidDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorInitializationError:
-    case cudaErrorNotSupported:
-      return absl::FailedPreconditionError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
+absl::Status CudaStatus(cudaError_t err, const char* what) { return CudaRuntimeStatus(err, what); }
 
 absl::Status CublasStatus(cublasStatus_t st, const char* what) {
   if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
@@ -62,6 +46,8 @@ absl::Status CublasStatus(cublasStatus_t st, const char* what) {
       return absl::FailedPreconditionError(msg);
     case CUBLAS_STATUS_NOT_SUPPORTED:
       return absl::UnimplementedError(msg);
+    case CUBLAS_STATUS_ALLOC_FAILED:  // as core/cuda_status.h maps out of memory
+      return absl::ResourceExhaustedError(msg);
     default:
       return absl::InternalError(msg);
   }
@@ -139,14 +125,12 @@ absl::Status SetDescAttr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes
 template <typename T>
 absl::Status SetLayoutAttr(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr,
                            const T& value, const char* what) {
-  return CublasStatus(cublasLtMatrixLayoutSetAttribute(layout, attr, &value, sizeof(value)),
-                      what);
+  return CublasStatus(cublasLtMatrixLayoutSetAttribute(layout, attr, &value, sizeof(value)), what);
 }
 
 template <typename T>
-absl::Status SetPrefAttr(cublasLtMatmulPreference_t pref,
-                         cublasLtMatmulPreferenceAttributes_t attr, const T& value,
-                         const char* what) {
+absl::Status SetPrefAttr(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr,
+                         const T& value, const char* what) {
   return CublasStatus(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
                       what);
 }
@@ -168,14 +152,13 @@ struct LtDescriptors {
 };
 
 absl::Status MakeLayout(const LtMatrix& m, int64_t batch_count, cublasLtMatrixLayout_t* out) {
-  JITGEMM_RETURN_IF_ERROR(CublasStatus(
-      cublasLtMatrixLayoutCreate(out, LtType(m.type), static_cast<uint64_t>(m.rows),
-                                 static_cast<uint64_t>(m.cols), m.ld),
-      "cublasLtMatrixLayoutCreate"));
+  JITGEMM_RETURN_IF_ERROR(
+      CublasStatus(cublasLtMatrixLayoutCreate(out, LtType(m.type), static_cast<uint64_t>(m.rows),
+                                              static_cast<uint64_t>(m.cols), m.ld),
+                   "cublasLtMatrixLayoutCreate"));
   if (batch_count > 1) {
     JITGEMM_RETURN_IF_ERROR(SetLayoutAttr(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                          static_cast<int32_t>(batch_count),
-                                          "layout BATCH_COUNT"));
+                                          static_cast<int32_t>(batch_count), "layout BATCH_COUNT"));
     JITGEMM_RETURN_IF_ERROR(SetLayoutAttr(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                                           static_cast<int64_t>(m.batch_stride),
                                           "layout STRIDED_BATCH_OFFSET"));
@@ -189,11 +172,9 @@ const void* AddressWithAlignment(int alignment) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(4096 + alignment));
 }
 
-absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment,
-                             LtDescriptors* out) {
-  const cublasComputeType_t compute = m.compute == LtCompute::k32FFastTf32
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment, LtDescriptors* out) {
+  const cublasComputeType_t compute =
+      m.compute == LtCompute::k32FFastTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   JITGEMM_RETURN_IF_ERROR(CublasStatus(cublasLtMatmulDescCreate(&out->op, compute, CUDA_R_32F),
                                        "cublasLtMatmulDescCreate"));
   const int32_t ta = m.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -212,8 +193,7 @@ absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment,
                                           static_cast<int64_t>(m.bias_batch_stride),
                                           "BIAS_BATCH_STRIDE"));
     }
-    const void* bias = AddressWithAlignment(
-        std::max(pointer_alignment, DataTypeSize(m.d.type)));
+    const void* bias = AddressWithAlignment(std::max(pointer_alignment, DataTypeSize(m.d.type)));
     JITGEMM_RETURN_IF_ERROR(
         SetDescAttr(out->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "BIAS_POINTER"));
   }
@@ -236,8 +216,8 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
       CublasStatus(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
   std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)>
       pref_owner(pref, &cublasLtMatmulPreferenceDestroy);
-  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                      max_workspace, "PREF_MAX_WORKSPACE_BYTES"));
+  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_workspace,
+                                      "PREF_MAX_WORKSPACE_BYTES"));
   auto align = [&](DataType t) {
     return static_cast<uint32_t>(std::max(pointer_alignment, DataTypeSize(t)));
   };
@@ -254,13 +234,13 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
       handle, desc.op, desc.a, desc.b, desc.c, desc.d, pref, index + 1, results.data(), &returned);
   if (st != CUBLAS_STATUS_SUCCESS || returned == 0) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt has no algorithm for %s with %d bytes of workspace (%s)", DebugString(m),
-        max_workspace, cublasLtGetStatusString(st)));
+    return absl::UnimplementedError(
+        absl::StrFormat("cuBLASLt has no algorithm for %s with %d bytes of workspace (%s)",
+                        DebugString(m), max_workspace, cublasLtGetStatusString(st)));
   }
   if (returned <= index) {
-    return absl::NotFoundError(absl::StrFormat("cuBLASLt offers %d algorithms, not #%d",
-                                               returned, index));
+    return absl::NotFoundError(
+        absl::StrFormat("cuBLASLt offers %d algorithms, not #%d", returned, index));
   }
   return results[index];
 }
@@ -279,7 +259,7 @@ class CublasLtBackend final : public Backend {
         workspace_(workspace),
         elementwise_(std::move(elementwise)) {
     describe_ = absl::StrFormat("cublasLt %s (%s, workspace %d B)",
-                                tune::LtEpilogueName(mapping_.epilogue), DebugString(mapping_),
+                                backends::LtEpilogueName(mapping_.epilogue), DebugString(mapping_),
                                 best_.workspaceSize);
     if (elementwise_ != nullptr) absl::StrAppend(&describe_, " + ", elementwise_->Describe());
   }
@@ -307,7 +287,8 @@ class CublasLtBackend final : public Backend {
       // under one lock so concurrent runs never see each other's pointer.
       absl::MutexLock lock(&bias_mu_);
       status = SetDescAttr(desc_->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias, "BIAS_POINTER");
-      if (status.ok()) status = Matmul(lt_a, lt_b, c, p.d, algo, workspace, workspace_bytes, stream);
+      if (status.ok())
+        status = Matmul(lt_a, lt_b, c, p.d, algo, workspace, workspace_bytes, stream);
     } else {
       status = Matmul(lt_a, lt_b, c, p.d, algo, workspace, workspace_bytes, stream);
     }
@@ -324,13 +305,11 @@ class CublasLtBackend final : public Backend {
   absl::Status Matmul(const void* a, const void* b, const void* c, void* d,
                       const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_bytes,
                       CUstream stream) const {
-    return CublasStatus(
-        cublasLtMatmul(handle_, desc_->op, &mapping_.alpha, a, desc_->a, b, desc_->b,
-                       &mapping_.beta, c, desc_->c, d, desc_->d, algo, workspace,
-                       workspace_bytes, stream),
-        "cublasLtMatmul");
+    return CublasStatus(cublasLtMatmul(handle_, desc_->op, &mapping_.alpha, a, desc_->a, b,
+                                       desc_->b, &mapping_.beta, c, desc_->c, d, desc_->d, algo,
+                                       workspace, workspace_bytes, stream),
+                        "cublasLtMatmul");
   }
-
 
   cublasLtHandle_t handle_;
   CublasLtMapping mapping_;
@@ -348,7 +327,7 @@ std::string ElementwiseReason(const GemmProblem& p, const CublasLtMapping& m) {
   if (act == Activation::kGeluErf || act == Activation::kSilu) {
     return absl::StrCat("cuBLASLt has no ", ActivationName(act), " epilogue");
   }
-  if (!tune::BiasFitsLtAxis(p.epilogue.bias, m.swapped)) {
+  if (!backends::BiasFitsLtAxis(p.epilogue.bias, m.swapped)) {
     return absl::StrCat("cuBLASLt's bias runs along the other axis of D (",
                         p.epilogue.bias == BiasMode::kPerRow ? "per-row" : "per-column",
                         " bias with ",
@@ -374,7 +353,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
     const ElementwiseEpilogueFactory& elementwise, int algorithm) {
   JITGEMM_ASSIGN_OR_RETURN(const int device, CurrentDevice());
   JITGEMM_ASSIGN_OR_RETURN(CublasLtMapping mapping,
-                           tune::MapToCublasLt(problem, options.allow_tf32));
+                           backends::MapToCublasLt(problem, options.allow_tf32));
   JITGEMM_ASSIGN_OR_RETURN(cublasLtHandle_t handle, LtHandleForDevice(device));
   const int alignment = options.pointer_alignment;
 
@@ -384,7 +363,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
       BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment, algorithm);
   if (!best.ok() && !absl::IsNotFound(best.status()) && mapping.epilogue != LtEpilogue::kDefault) {
     // No kernel for the fused epilogue: the plain product plus the pass.
-    mapping = tune::WithoutLtEpilogue(mapping, problem);
+    mapping = backends::WithoutLtEpilogue(mapping, problem);
     desc = std::make_unique<LtDescriptors>();
     JITGEMM_RETURN_IF_ERROR(MakeDescriptors(mapping, alignment, desc.get()));
     best = BestAlgo(handle, mapping, *desc, kMaxWorkspaceBytes, alignment, algorithm);

@@ -1,12 +1,12 @@
 // A plan served by one specialised JIT kernel.
-#ifndef JITGEMM_API_SRC_JIT_BACKEND_H_
-#define JITGEMM_API_SRC_JIT_BACKEND_H_
+#ifndef JITGEMM_BACKENDS_JIT_BACKEND_H_
+#define JITGEMM_BACKENDS_JIT_BACKEND_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "api/src/backend.h"
+#include "backends/backend.h"
 #include "jit/kernel_config.h"
 #include "jit/kernel_store.h"
 #include "jit/launcher.h"
@@ -43,4 +43,4 @@ class JitBackend final : public Backend {
 
 }  // namespace jitgemm
 
-#endif  // JITGEMM_API_SRC_JIT_BACKEND_H_
+#endif  // JITGEMM_BACKENDS_JIT_BACKEND_H_

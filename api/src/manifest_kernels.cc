@@ -1,4 +1,4 @@
-#include "tools/warmup/manifest_kernels.h"
+#include "api/src/manifest_kernels.h"
 
 #include <fstream>
 #include <set>
@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/src/manifest.h"
-#include "api/src/problem_internal.h"
-#include "common/status_macros.h"
+#include "core/problem_signature.h"
+#include "core/status_macros.h"
 #include "jit/candidates.h"
 #include "jit/disk_tier.h"
 #include "jit/driver_api.h"
@@ -22,8 +22,8 @@ absl::StatusOr<TargetArch> ResolveTarget(const std::string& arch, int sms) {
   if (arch.empty()) {
     absl::StatusOr<const jit::DriverApi*> api = jit::GetDriver();
     if (!api.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--arch not given and no GPU to ask (", api.status().message(), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--arch not given and no GPU to ask (", api.status().message(), ")"));
     }
     JITGEMM_ASSIGN_OR_RETURN(jit::DeviceContext device, jit::CurrentDevice(**api));
     out.arch = device.arch;
@@ -31,7 +31,8 @@ absl::StatusOr<TargetArch> ResolveTarget(const std::string& arch, int sms) {
     out.offline = false;
   } else {
     absl::StatusOr<int> sm = jit::ParseArch(arch);
-    if (!sm.ok()) return absl::InvalidArgumentError(absl::StrCat("--arch: ", sm.status().message()));
+    if (!sm.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--arch: ", sm.status().message()));
     out.arch = arch;
     out.target = jit::OfflineTarget(*sm);
   }
@@ -80,11 +81,10 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
       if (options.backend == BackendPolicy::kCublasOnly) continue;
       for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) {
         const jit::KernelFamily& f = jit::GetFamily(c.family);
-        jit::KernelSource source = jit::Specialize(p, c, f, f.Shape(p, c, target.target),
-                                                   options.pointer_alignment);
+        jit::KernelSource source =
+            jit::Specialize(p, c, f, f.Shape(p, c, target.target), options.pointer_alignment);
         if (!seen.emplace(source.source, source.name_expression).second) continue;
-        out.kernels.push_back(
-            {path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
+        out.kernels.push_back({path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
       }
     }
   }
@@ -96,5 +96,22 @@ absl::StatusOr<cache::CacheKey> KernelCacheKey(const jit::KernelSource& kernel,
   JITGEMM_ASSIGN_OR_RETURN(const int nvrtc, jit::NvrtcVersionForKey());
   return cache::MakeCacheKey(jit::KeyText(kernel, arch, nvrtc));
 }
+
+absl::StatusOr<KernelBuild> GetKernelBinary(const jit::KernelSource& kernel,
+                                            const std::string& arch, bool allow_compile) {
+  KernelBuild out;
+  jit::GetOptions get;
+  get.compiled = &out.compiled;
+  get.allow_compile = allow_compile;
+  JITGEMM_ASSIGN_OR_RETURN(auto binary, jit::KernelStore::Global().GetBinary(kernel, arch, get));
+  if (out.compiled) out.compile_ms = binary->compile_ms;
+  return out;
+}
+
+jit::KernelStoreCounters KernelStoreCounters() { return jit::KernelStore::Global().counters(); }
+
+int LibraryAbiVersion() { return jit::kLibraryAbiVersion; }
+const std::string& EmbeddedSourcesHash() { return jit::EmbeddedSourcesHash(); }
+absl::StatusOr<int> NvrtcVersionForKey() { return jit::NvrtcVersionForKey(); }
 
 }  // namespace jitgemm::tools

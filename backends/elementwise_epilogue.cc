@@ -1,11 +1,11 @@
-#include "api/src/elementwise_epilogue.h"
+#include "backends/elementwise_epilogue.h"
 
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "api/src/jit_backend.h"
-#include "common/status_macros.h"
+#include "backends/jit_backend.h"
+#include "core/status_macros.h"
 #include "jit/family.h"
 
 namespace jitgemm {

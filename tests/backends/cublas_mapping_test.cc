@@ -3,7 +3,7 @@
 // combination, that a CPU model of what cublasLtMatmul computes under the
 // mapping (column-major layouts, op_a / op_b, bias along Lt's rows, then the
 // elementwise pass) gives the problem's D exactly.
-#include "tune/cublas_mapping.h"
+#include "backends/cublas_mapping.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/reference.h"
 
-namespace jitgemm::tune {
+namespace jitgemm::backends {
 namespace {
 
 using ::jitgemm::testing::RefActivate;
@@ -448,4 +448,4 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 3), ::testing::Bool()));
 
 }  // namespace
-}  // namespace jitgemm::tune
+}  // namespace jitgemm::backends

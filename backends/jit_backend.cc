@@ -1,10 +1,10 @@
-#include "api/src/jit_backend.h"
+#include "backends/jit_backend.h"
 
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "core/status_macros.h"
 #include "jit/family.h"
 #include "jit/specializer.h"
 

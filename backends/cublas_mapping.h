@@ -18,8 +18,8 @@
 // mapping into Lt descriptors and the tests check it on the CPU.
 //
 // Thread safety: plain functions and value types.
-#ifndef JITGEMM_TUNE_CUBLAS_MAPPING_H_
-#define JITGEMM_TUNE_CUBLAS_MAPPING_H_
+#ifndef JITGEMM_BACKENDS_CUBLAS_MAPPING_H_
+#define JITGEMM_BACKENDS_CUBLAS_MAPPING_H_
 
 #include <cstdint>
 #include <string>
@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "jitgemm/problem.h"
 
-namespace jitgemm::tune {
+namespace jitgemm::backends {
 
 // cuBLASLt epilogues used by the backend, named as in cublasLt.h
 // (CUBLASLT_EPILOGUE_*). kGelu is the tanh approximation.
@@ -91,15 +91,12 @@ CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProb
 // True when the problem's bias lies along Lt's bias axis under `swapped`.
 bool BiasFitsLtAxis(BiasMode bias, bool swapped);
 
-// Names and sizes for messages, kept here so that tune/ links without api/:
-// "f32" / "f16" / "bf16", 4 / 2 / 2 bytes, "relu", "gelu_erf", ...
-
 // "DEFAULT", "RELU", "BIAS", "RELU_BIAS", "GELU", "GELU_BIAS".
 const char* LtEpilogueName(LtEpilogue epilogue);
 
 // e.g. "D^T=B^T A^T opA=N opB=T m=2048 n=1 k=4096 batch=1 32F RELU_BIAS".
 std::string DebugString(const CublasLtMapping& mapping);
 
-}  // namespace jitgemm::tune
+}  // namespace jitgemm::backends
 
-#endif  // JITGEMM_TUNE_CUBLAS_MAPPING_H_
+#endif  // JITGEMM_BACKENDS_CUBLAS_MAPPING_H_

@@ -1,14 +1,14 @@
 // The JIT implementation of the elementwise pass that follows a cuBLAS
-// product when cuBLASLt has no epilogue for the problem (tune/cublas_backend.h).
-#ifndef JITGEMM_API_SRC_ELEMENTWISE_EPILOGUE_H_
-#define JITGEMM_API_SRC_ELEMENTWISE_EPILOGUE_H_
+// product when cuBLASLt has no epilogue for the problem (backends/cublas_backend.h).
+#ifndef JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_
+#define JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_
 
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "backends/cublas_backend.h"
 #include "jitgemm/options.h"
 #include "jitgemm/problem.h"
-#include "tune/cublas_backend.h"
 
 namespace jitgemm {
 
@@ -19,4 +19,4 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogue(
 
 }  // namespace jitgemm
 
-#endif  // JITGEMM_API_SRC_ELEMENTWISE_EPILOGUE_H_
+#endif  // JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_

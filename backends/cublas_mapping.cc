@@ -1,11 +1,11 @@
-#include "tune/cublas_mapping.h"
+#include "backends/cublas_mapping.h"
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 
-namespace jitgemm::tune {
+namespace jitgemm::backends {
 namespace {
 
 int64_t LtStride(const Operand& op, int64_t batch_count) {
@@ -16,8 +16,7 @@ int64_t LtStride(const Operand& op, int64_t batch_count) {
 // A problem operand of `rows` x `cols` (problem view) stored as Lt's
 // column-major matrix. Row-major storage of R x C is column-major storage of
 // C x R with the same leading dimension.
-LtMatrix StoredAsColumnMajor(const Operand& op, int64_t rows, int64_t cols,
-                             int64_t batch_count) {
+LtMatrix StoredAsColumnMajor(const Operand& op, int64_t rows, int64_t cols, int64_t batch_count) {
   LtMatrix m;
   m.type = op.type;
   const bool row_major = op.layout == Layout::kRowMajor;
@@ -47,26 +46,26 @@ bool LtHasTypePair(DataType ab, DataType cd) {
 bool BiasFitsLtAxis(BiasMode bias, bool swapped) {
   // Lt adds bias[row] of its column-major D: the problem's column index when
   // swapped (D^T), its row index otherwise.
-  return bias == BiasMode::kNone || (swapped ? bias == BiasMode::kPerColumn
-                                             : bias == BiasMode::kPerRow);
+  return bias == BiasMode::kNone ||
+         (swapped ? bias == BiasMode::kPerColumn : bias == BiasMode::kPerRow);
 }
 
 absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_tf32) {
   if (p.a.type != p.b.type) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: a.type %s and b.type %s differ", DataTypeName(p.a.type),
-        DataTypeName(p.b.type)));
+    return absl::UnimplementedError(absl::StrFormat("cuBLASLt: a.type %s and b.type %s differ",
+                                                    DataTypeName(p.a.type),
+                                                    DataTypeName(p.b.type)));
   }
   if (!LtHasTypePair(p.a.type, p.d.type)) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: no %s x %s -> %s matmul", DataTypeName(p.a.type), DataTypeName(p.b.type),
-        DataTypeName(p.d.type)));
+    return absl::UnimplementedError(absl::StrFormat("cuBLASLt: no %s x %s -> %s matmul",
+                                                    DataTypeName(p.a.type), DataTypeName(p.b.type),
+                                                    DataTypeName(p.d.type)));
   }
   const bool uses_c = p.epilogue.beta != 0.0f;
   if (uses_c && p.c.type != p.d.type) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt: c.type %s must equal d.type %s", DataTypeName(p.c.type),
-        DataTypeName(p.d.type)));
+    return absl::UnimplementedError(absl::StrFormat("cuBLASLt: c.type %s must equal d.type %s",
+                                                    DataTypeName(p.c.type),
+                                                    DataTypeName(p.d.type)));
   }
   if (uses_c && p.c.layout != p.d.layout) {
     return absl::UnimplementedError(
@@ -101,8 +100,8 @@ absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_t
   map.d = StoredAsColumnMajor(p.d, p.m, p.n, p.batch_count);
   map.c = uses_c ? StoredAsColumnMajor(p.c, p.m, p.n, p.batch_count) : map.d;
 
-  map.compute = (p.a.type == DataType::kF32 && allow_tf32) ? LtCompute::k32FFastTf32
-                                                           : LtCompute::k32F;
+  map.compute =
+      (p.a.type == DataType::kF32 && allow_tf32) ? LtCompute::k32FFastTf32 : LtCompute::k32F;
   map.alpha = p.epilogue.alpha;
   map.beta = p.epilogue.beta;
 
@@ -159,11 +158,11 @@ const char* LtEpilogueName(LtEpilogue epilogue) {
 }
 
 std::string DebugString(const CublasLtMapping& m) {
-  return absl::StrFormat(
-      "%s opA=%s opB=%s m=%d n=%d k=%d batch=%d %s %s%s", m.swapped ? "D^T=B^T A^T" : "D=A B",
-      m.transpose_a ? "T" : "N", m.transpose_b ? "T" : "N", m.m, m.n, m.k, m.batch_count,
-      m.compute == LtCompute::k32FFastTf32 ? "32F_FAST_TF32" : "32F",
-      LtEpilogueName(m.epilogue), m.elementwise_after ? " +elementwise" : "");
+  return absl::StrFormat("%s opA=%s opB=%s m=%d n=%d k=%d batch=%d %s %s%s",
+                         m.swapped ? "D^T=B^T A^T" : "D=A B", m.transpose_a ? "T" : "N",
+                         m.transpose_b ? "T" : "N", m.m, m.n, m.k, m.batch_count,
+                         m.compute == LtCompute::k32FFastTf32 ? "32F_FAST_TF32" : "32F",
+                         LtEpilogueName(m.epilogue), m.elementwise_after ? " +elementwise" : "");
 }
 
-}  // namespace jitgemm::tune
+}  // namespace jitgemm::backends

@@ -2,7 +2,7 @@
 // each mapping case, the elementwise-pass seam, streams and graph capture.
 // Without a CUDA device these tests skip, except the one that checks that
 // creation then fails cleanly.
-#include "tune/cublas_backend.h"
+#include "backends/cublas_backend.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
 // Status propagation helpers. Abseil 20220623 ships no public
 // ABSL_RETURN_IF_ERROR, so the project keeps this one small pair.
-#ifndef JITGEMM_COMMON_STATUS_MACROS_H_
-#define JITGEMM_COMMON_STATUS_MACROS_H_
+#ifndef JITGEMM_CORE_STATUS_MACROS_H_
+#define JITGEMM_CORE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,4 +23,4 @@
   if (!statusor.ok()) return std::move(statusor).status();  \
   lhs = std::move(statusor).value()
 
-#endif  // JITGEMM_COMMON_STATUS_MACROS_H_
+#endif  // JITGEMM_CORE_STATUS_MACROS_H_
