@@ -4,6 +4,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bash "$top/scripts/install_deps.sh"
+# Every #include must follow the layer graph of docs/architecture.md.
+python3 "$top/scripts/check_layers.py" "$top"
 export PATH="/usr/local/cuda/bin:$PATH"
 build=${BUILD_DIR:-$top/build}
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
