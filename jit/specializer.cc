@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "jit/embedded_sources.h"
 #include "jit/nvrtc_compiler.h"
+#include "jit/source_closure.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -149,7 +150,7 @@ const std::string& EmbeddedSourcesHash() {
 std::string KeyText(const KernelSource& source, const std::string& arch, int nvrtc_version) {
   return absl::StrCat("jitgemm-kernel-key\nabi=", kLibraryAbiVersion, "\nnvrtc=", nvrtc_version,
                       "\narch=", arch, "\noptions=", absl::StrJoin(CompileOptions(arch), " "),
-                      "\nsources=", EmbeddedSourcesHash(), "\nname=", source.kernel_name,
+                      "\nsources=", KernelSourcesHash(source.source), "\nname=", source.kernel_name,
                       "\nexpr=", source.name_expression, "\n", source.source);
 }
 

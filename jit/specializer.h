@@ -3,8 +3,8 @@
 // instantiation of the family's template (contract: kernels_src/common/args.cuh).
 //
 // It also makes the canonical key text of that kernel: library ABI version,
-// NVRTC version, exact arch, compile options, hash of every embedded source,
-// and the generated source itself (which spells out family, config and every
+// NVRTC version, exact arch, compile options, hash of the embedded sources the
+// unit includes (jit/source_closure.h), and the generated source itself (which spells out family, config and every
 // problem field the code depends on). No paths, hostnames or times enter it.
 //
 // Thread safety: pure functions.
@@ -41,7 +41,9 @@ KernelSource Specialize(const GemmProblem& problem, const KernelConfig& config,
                         const KernelFamily& family, const LaunchShape& shape,
                         int pointer_alignment);
 
-// XXH3-64 of every embedded kernel source (names and texts), as 16 hex digits.
+// XXH3-64 of every embedded kernel source (names and texts), as 16 hex digits:
+// the library's whole kernel text, part of a tuning record's library version.
+// Kernel keys carry only their own sources' hash (KernelSourcesHash).
 const std::string& EmbeddedSourcesHash();
 
 // The canonical key text for compiling `source` for `arch` with NVRTC `nvrtc_version`.

@@ -13,6 +13,7 @@
 #include "jit/disk_tier.h"
 #include "jit/driver_api.h"
 #include "jit/launcher.h"
+#include "jit/source_closure.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::tools {
@@ -111,7 +112,7 @@ absl::StatusOr<KernelBuild> GetKernelBinary(const jit::KernelSource& kernel,
 jit::KernelStoreCounters KernelStoreCounters() { return jit::KernelStore::Global().counters(); }
 
 int LibraryAbiVersion() { return jit::kLibraryAbiVersion; }
-const std::string& EmbeddedSourcesHash() { return jit::EmbeddedSourcesHash(); }
+const std::set<std::string>& KernelSourcesHashes() { return jit::AllKernelSourcesHashes(); }
 absl::StatusOr<int> NvrtcVersionForKey() { return jit::NvrtcVersionForKey(); }
 
 }  // namespace jitgemm::tools

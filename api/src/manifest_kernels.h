@@ -15,6 +15,7 @@
 #define JITGEMM_API_SRC_MANIFEST_KERNELS_H_
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,8 @@ jit::KernelStoreCounters KernelStoreCounters();
 
 // Fields every kernel key of this library carries.
 int LibraryAbiVersion();
-const std::string& EmbeddedSourcesHash();
+// Every sources hash a kernel key of this build can carry.
+const std::set<std::string>& KernelSourcesHashes();
 // The NVRTC version keys use (jit::NvrtcVersionForKey).
 absl::StatusOr<int> NvrtcVersionForKey();
 

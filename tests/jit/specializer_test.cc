@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
+#include "jit/source_closure.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::jit {
@@ -219,11 +220,14 @@ TEST(KeyTextTest, AlphaValueAndUnreadCDoNotChangeTheKey) {
   EXPECT_EQ(Key(Base()), Key(Canonicalize(q)));
 }
 
-TEST(KeyTextTest, NamesSourcesHashAndAbi) {
+TEST(KeyTextTest, NamesItsOwnSourcesHashAndAbi) {
   const std::string k = Key(Base());
-  EXPECT_THAT(k, HasSubstr("sources=" + EmbeddedSourcesHash()));
+  EXPECT_THAT(k,
+              HasSubstr("sources=" + KernelSourcesHash("#include \"jitgemm/simt/gemm_simt.cuh\"")));
   EXPECT_THAT(k, HasSubstr("abi="));
   EXPECT_EQ(EmbeddedSourcesHash().size(), 16u);
+  // The whole tree's hash is not what a kernel key carries any more.
+  EXPECT_THAT(k, Not(HasSubstr("sources=" + EmbeddedSourcesHash())));
 }
 
 }  // namespace

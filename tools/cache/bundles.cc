@@ -80,9 +80,16 @@ std::vector<std::string> Incompatibilities(const BundleManifest& m, const std::s
   if (lacks("abi", abi)) {
     why.push_back(absl::StrCat("library ABI: bundle ", Values(m, "abi"), ", this build ", abi));
   }
-  if (lacks("sources", tools::EmbeddedSourcesHash())) {
+  // Each kernel key carries the hash of the sources its kernel includes: a
+  // bundle none of whose hashes this build can produce was built from other
+  // kernel sources.
+  const std::set<std::string>& ours = tools::KernelSourcesHashes();
+  auto sources = m.key_fields.find("sources");
+  if (sources == m.key_fields.end() ||
+      std::none_of(sources->second.begin(), sources->second.end(),
+                   [&](const std::string& h) { return ours.count(h) > 0; })) {
     why.push_back(absl::StrCat("kernel sources: bundle ", Values(m, "sources"), ", this build ",
-                               tools::EmbeddedSourcesHash()));
+                               absl::StrJoin(ours, ",")));
   }
   if (absl::StatusOr<int> nvrtc = tools::NvrtcVersionForKey();
       nvrtc.ok() && lacks("nvrtc", absl::StrCat(*nvrtc))) {
