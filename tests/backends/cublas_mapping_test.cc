@@ -1,26 +1,18 @@
 // Checks the problem -> cuBLASLt mapping without a GPU: the fields of
-// specific mappings, and, for every layout / bias / activation / batch
-// combination, that a CPU model of what cublasLtMatmul computes under the
-// mapping (column-major layouts, op_a / op_b, bias along Lt's rows, then the
-// elementwise pass) gives the problem's D exactly.
+// specific mappings (cublas_mapping_model_test.cc checks what they compute).
 #include "backends/cublas_mapping.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/reference.h"
 
 namespace jitgemm::backends {
 namespace {
 
-using ::jitgemm::testing::RefActivate;
 using ::testing::HasSubstr;
 
 // A canonical problem: packed leading dimensions filled in, no batch.
@@ -264,188 +256,6 @@ TEST(CublasMappingTest, DebugStringNamesTheShape) {
   EXPECT_EQ(DebugString(*map), "D^T=B^T A^T opA=T opB=N m=2048 n=1 k=4096 batch=1 32F RELU_BIAS");
   EXPECT_STREQ(LtEpilogueName(LtEpilogue::kGeluBias), "GELU_BIAS");
 }
-
-// ---------------------------------------------------------------------------
-// The CPU model: what cuBLASLt computes under a mapping, and what the problem
-// asks for, on double buffers indexed exactly as the device buffers would be.
-
-int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
-  return ::jitgemm::testing::ElementIndex(op, r, c, batch);
-}
-
-int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
-  return Index(op, batches - 1, rows - 1, cols - 1) + 1;
-}
-
-struct Buffers {
-  std::vector<double> a, b, c, d, bias;
-};
-
-// D as the problem defines it.
-std::vector<double> ProblemReference(const GemmProblem& p, const Buffers& in) {
-  std::vector<double> d = in.d;
-  const auto& e = p.epilogue;
-  for (int64_t bt = 0; bt < p.batch_count; ++bt) {
-    for (int64_t i = 0; i < p.m; ++i) {
-      for (int64_t j = 0; j < p.n; ++j) {
-        double acc = 0;
-        for (int64_t kk = 0; kk < p.k; ++kk) {
-          acc += in.a[Index(p.a, bt, i, kk)] * in.b[Index(p.b, bt, kk, j)];
-        }
-        double v = e.alpha * acc;
-        if (e.beta != 0) v += e.beta * in.c[Index(p.c, bt, i, j)];
-        if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
-        if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
-        d[Index(p.d, bt, i, j)] = RefActivate(e.activation, v);
-      }
-    }
-  }
-  return d;
-}
-
-double LtElement(const LtMatrix& m, const std::vector<double>& buf, int64_t bt, int64_t r,
-                 int64_t c) {
-  return buf[bt * m.batch_stride + r + c * m.ld];
-}
-
-// D as cublasLtMatmul computes it under `map`, then the elementwise pass.
-std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, const Buffers& in) {
-  const std::vector<double>& lt_a = map.swapped ? in.b : in.a;
-  const std::vector<double>& lt_b = map.swapped ? in.a : in.b;
-  std::vector<double> d = in.d;
-  for (int64_t bt = 0; bt < map.batch_count; ++bt) {
-    for (int64_t i = 0; i < map.m; ++i) {
-      for (int64_t j = 0; j < map.n; ++j) {
-        double acc = 0;
-        for (int64_t kk = 0; kk < map.k; ++kk) {
-          const double av = map.transpose_a ? LtElement(map.a, lt_a, bt, kk, i)
-                                            : LtElement(map.a, lt_a, bt, i, kk);
-          const double bv = map.transpose_b ? LtElement(map.b, lt_b, bt, j, kk)
-                                            : LtElement(map.b, lt_b, bt, kk, j);
-          acc += av * bv;
-        }
-        double v = map.alpha * acc;
-        if (map.beta != 0) v += map.beta * LtElement(map.c, in.c, bt, i, j);
-        switch (map.epilogue) {
-          case LtEpilogue::kBias:
-          case LtEpilogue::kReluBias:
-          case LtEpilogue::kGeluBias:
-            v += in.bias[bt * map.bias_batch_stride + i];  // along Lt's rows
-            break;
-          default:
-            break;
-        }
-        switch (map.epilogue) {
-          case LtEpilogue::kRelu:
-          case LtEpilogue::kReluBias:
-            v = RefActivate(Activation::kRelu, v);
-            break;
-          case LtEpilogue::kGelu:
-          case LtEpilogue::kGeluBias:
-            v = RefActivate(Activation::kGeluTanh, v);
-            break;
-          default:
-            break;
-        }
-        d[bt * map.d.batch_stride + i + j * map.d.ld] = v;
-      }
-    }
-  }
-  if (map.elementwise_after) {
-    const auto& e = p.epilogue;
-    for (int64_t bt = 0; bt < p.batch_count; ++bt) {
-      for (int64_t i = 0; i < p.m; ++i) {
-        for (int64_t j = 0; j < p.n; ++j) {
-          double& v = d[Index(p.d, bt, i, j)];
-          if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
-          if (e.bias == BiasMode::kPerRow) v += in.bias[bt * e.bias_batch_stride + i];
-          v = RefActivate(e.activation, v);
-        }
-      }
-    }
-  }
-  return d;
-}
-
-using ModelParam = std::tuple<Layout, Layout, Layout, BiasMode, Activation, int, bool>;
-
-class CublasMappingModelTest : public ::testing::TestWithParam<ModelParam> {};
-
-TEST_P(CublasMappingModelTest, LtModelEqualsProblem) {
-  const auto [la, lb, ld_layout, bias, act, batch, with_c] = GetParam();
-  const int64_t m = 5, n = 7, k = 3;
-  GemmProblem p = Gemm(m, n, k, DataType::kF16);
-  p.batch_count = batch;
-  // Padded leading dimensions so that rows and columns cannot be confused.
-  auto make = [](Layout l, int64_t rows, int64_t cols) {
-    Operand op;
-    op.type = DataType::kF16;
-    op.layout = l;
-    op.ld = (l == Layout::kRowMajor ? cols : rows) + 2;
-    return op;
-  };
-  p.a = make(la, m, k);
-  p.b = make(lb, k, n);
-  p.d = make(ld_layout, m, n);
-  p.c = make(ld_layout, m, n);
-  p.c.ld += 1;
-  if (batch > 1) {
-    const int64_t lines_a = la == Layout::kRowMajor ? m : k;
-    const int64_t lines_d = ld_layout == Layout::kRowMajor ? m : n;
-    p.a.batch_stride = lines_a * p.a.ld + 1;
-    p.b.batch_stride = 0;  // one B broadcast to every batch
-    p.c.batch_stride = lines_d * p.c.ld;
-    p.d.batch_stride = lines_d * p.d.ld + 3;
-    p.epilogue.bias_batch_stride = 9;
-  }
-  p.epilogue.alpha = 0.75f;
-  p.epilogue.beta = with_c ? -0.5f : 0.0f;
-  if (!with_c) p.c = p.d;
-  p.epilogue.bias = bias;
-  p.epilogue.activation = act;
-
-  auto map = MapToCublasLt(p, false);
-  ASSERT_TRUE(map.ok()) << map.status();
-
-  std::mt19937 rng(1234);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto random = [&](int64_t size) {
-    std::vector<double> v(size);
-    for (double& x : v) x = dist(rng);
-    return v;
-  };
-  Buffers in;
-  in.a = random(Extent(p.a, batch, m, k));
-  in.b = random(Extent(p.b, batch, k, n));
-  in.c = random(Extent(p.c, batch, m, n));
-  in.d = random(Extent(p.d, batch, m, n));  // untouched elements must stay
-  in.bias = random(9 * (batch - 1) + std::max(m, n));
-
-  const std::vector<double> want = ProblemReference(p, in);
-  const std::vector<double> got = LtModel(p, *map, in);
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i << " of D, " << DebugString(*map);
-  }
-  // Lt's descriptors must describe matrices that fit the buffers.
-  EXPECT_GE(map->a.ld, map->a.rows);
-  EXPECT_GE(map->b.ld, map->b.rows);
-  EXPECT_GE(map->c.ld, map->c.rows);
-  EXPECT_GE(map->d.ld, map->d.rows);
-  EXPECT_EQ(map->transpose_a ? map->a.cols : map->a.rows, map->m);
-  EXPECT_EQ(map->transpose_b ? map->b.rows : map->b.cols, map->n);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    AllShapes, CublasMappingModelTest,
-    ::testing::Combine(::testing::Values(Layout::kRowMajor, Layout::kColMajor),
-                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
-                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
-                       ::testing::Values(BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow),
-                       ::testing::Values(Activation::kNone, Activation::kRelu,
-                                         Activation::kGeluTanh, Activation::kGeluErf,
-                                         Activation::kSilu),
-                       ::testing::Values(1, 3), ::testing::Bool()));
 
 }  // namespace
 }  // namespace jitgemm::backends

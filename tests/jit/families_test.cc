@@ -10,26 +10,13 @@
 #include "jit/candidates.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
+#include "tests/jit/linear_problem.h"
 #include "tests/testing/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {
 
 using ::testing::HasSubstr;
-
-GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t, int64_t batch = 1) {
-  GemmProblem p = MakeGemm(m, n, k, t);
-  p.b.layout = Layout::kColMajor;
-  p.epilogue.bias = BiasMode::kPerColumn;
-  p.epilogue.activation = Activation::kRelu;
-  if (batch > 1) {
-    p.batch_count = batch;
-    p.a.batch_stride = m * k;
-    p.b.batch_stride = 0;
-    p.d.batch_stride = m * n;
-  }
-  return Canonicalize(p);
-}
 
 std::vector<GemmProblem> Problems() {
   std::vector<GemmProblem> out;
@@ -254,148 +241,6 @@ TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
 
 // Without constant_b, M = 5..8 also times bulk x with the weights loaded
 // after the wait (x in one piece, so the L2 prefetch of the slice stays).
-TEST(FamiliesTest, SmallMBulkXWithLateWeightsAtM5To8) {
-  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
-  const KernelFamily& small = GetFamily(Family::kSmallM);
-  Options o;
-  o.tuning = TuningPolicy::kFast;
-  auto late_bulk = [](const std::vector<KernelConfig>& configs) {
-    std::vector<size_t> at;
-    for (size_t i = 0; i < configs.size(); ++i) {
-      if (configs[i].x_copy == 1 && !configs[i].early_b) at.push_back(i);
-    }
-    return at;
-  };
-  const GemmProblem m8 = Linear(8, 2048, 4096, DataType::kBF16);
-  const std::vector<KernelConfig> configs = ProposeConfigs(m8, hopper, o);
-  ASSERT_EQ(late_bulk(configs), std::vector<size_t>{1}) << "second, after the heuristic kernel";
-  const KernelConfig& late = configs[1];
-  EXPECT_TRUE(late.pdl);
-  EXPECT_EQ(late.stages, 16) << "a warp's whole slice in the ring, as bulk x needs";
-  const std::string fields = small.ExtraSpecFields(m8, late);
-  EXPECT_NE(fields.find("kSmallMAccSets = 2"), std::string::npos) << fields;
-  EXPECT_EQ(fields.find("kSmallMXParts"), std::string::npos) << "one piece: " << fields;
-  EXPECT_EQ(fields.find("kSmallMEarlyB"), std::string::npos) << fields;
-  EXPECT_NE(fields.find("kSmallMTrigger = 1"), std::string::npos) << fields;
-  EXPECT_EQ(small.Shape(m8, late, hopper).shared_bytes, 100u << 10) << "the measured request";
-  EXPECT_EQ(late_bulk(ProposeConfigs(Linear(5, 2048, 4096, DataType::kBF16), hopper, o)).size(),
-            1u);
-  for (int m : {1, 4, 9, 16}) {
-    EXPECT_TRUE(
-        late_bulk(ProposeConfigs(Linear(m, 2048, 4096, DataType::kBF16), hopper, o)).empty())
-        << "M = " << m << ": x by cp.async measured faster";
-  }
-  EXPECT_TRUE(late_bulk(ProposeConfigs(m8, ampere, o)).empty()) << "bulk copies need sm_90";
-  o.constant_b = true;
-  const std::vector<KernelConfig> promised = ProposeConfigs(m8, hopper, o);
-  ASSERT_EQ(late_bulk(promised).size(), 1u);
-  EXPECT_TRUE(promised[0].early_b) << "the early kernels still lead under constant_b";
-}
-
-TEST(FamiliesTest, SmallMTwoTilesPerWarpWhereXTrafficBinds) {
-  const TargetInfo hopper = OfflineTarget(90);
-  const KernelFamily& small = GetFamily(Family::kSmallM);
-  // Without the constant_b promise (early-weight kernels are dropped then).
-  auto candidates = [&](int m, int n, TuningPolicy policy) {
-    std::vector<KernelConfig> out;
-    for (const KernelConfig& c :
-         small.Candidates(Linear(m, n, 4096, DataType::kBF16), hopper, policy)) {
-      if (!c.early_b) out.push_back(c);
-    }
-    return out;
-  };
-  // 2048 rows of W fill the SMs with one 16-row tile a CTA; from M = 9 every
-  // CTA would read as much x as W, so two tiles a warp lead, with PDL.
-  for (int m : {16, 32, 64}) {
-    std::vector<KernelConfig> fast = candidates(m, 2048, TuningPolicy::kFast);
-    ASSERT_FALSE(fast.empty()) << m;
-    if (m > 32) {  // the wgmma kernels lead there (next test)
-      ASSERT_GT(fast.front().block_k, 32) << fast.front().ToString();
-      fast.erase(fast.begin(), fast.begin() + 2);
-    }
-    EXPECT_EQ(fast.front().block_n, 32) << fast.front().ToString();
-    EXPECT_EQ(fast.front().split_k, 1) << fast.front().ToString();
-    EXPECT_TRUE(fast.front().pdl) << fast.front().ToString();
-    const bool one_tile_timed = std::any_of(fast.begin(), fast.end(), [](const KernelConfig& c) {
-      return c.block_n == 16 && c.split_k == 1;
-    });
-    EXPECT_TRUE(one_tile_timed) << m;
-  }
-  // Untimed: M = 32 takes it (1.15x cuBLAS measured), M = 64 does not (0.82x).
-  const std::vector<KernelConfig> m32 = candidates(32, 2048, TuningPolicy::kHeuristic);
-  ASSERT_EQ(m32.size(), 1u);
-  EXPECT_EQ(m32.front().block_n, 32);
-  EXPECT_TRUE(candidates(64, 2048, TuningPolicy::kHeuristic).front().block_k > 32)
-      << "M = 64: the wgmma kernel";
-  // Under constant_b, early kernels lead up to M = 8, the early K pairs at
-  // M = 9..16 (measured faster than two tiles a warp there).
-  Options cb;
-  cb.tuning = TuningPolicy::kHeuristic;
-  cb.constant_b = true;
-  EXPECT_TRUE(ProposeConfigs(Linear(8, 2048, 2048, DataType::kBF16), hopper, cb).front().early_b);
-  const KernelConfig m16_lead =
-      ProposeConfigs(Linear(16, 2048, 2048, DataType::kBF16), hopper, cb).front();
-  EXPECT_TRUE(m16_lead.early_b && m16_lead.cluster_k) << m16_lead.ToString();
-  const KernelConfig m24 =
-      ProposeConfigs(Linear(24, 2048, 2048, DataType::kBF16), hopper, cb).front();
-  EXPECT_FALSE(m24.early_b) << m24.ToString();
-  EXPECT_EQ(m24.block_n, 32) << m24.ToString();
-  // 4096 rows already give each CTA two tiles: no heuristic small_m at M = 32.
-  EXPECT_TRUE(candidates(32, 4096, TuningPolicy::kHeuristic).empty());
-}
-
-TEST(FamiliesTest, SmallMWgmmaPathOnHopperAboveM16) {
-  const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
-  const KernelFamily& small = GetFamily(Family::kSmallM);
-  const GemmProblem m64 = Linear(64, 2048, 4096, DataType::kBF16);
-  const std::vector<KernelConfig> fast = small.Candidates(m64, hopper, TuningPolicy::kFast);
-  ASSERT_GE(fast.size(), 2u);
-  for (int i : {0, 1}) {
-    const KernelConfig& c = fast[i];
-    EXPECT_GT(c.block_k, 32) << c.ToString();
-    EXPECT_EQ(c.block_m, 64) << c.ToString();
-    EXPECT_EQ(c.block_n, 16) << c.ToString();
-    EXPECT_TRUE(small.Supports(m64, c, hopper).ok());
-    EXPECT_FALSE(small.Supports(m64, c, ampere).ok()) << "wgmma is sm_90a only";
-    const LaunchShape s = small.Shape(m64, c, hopper);
-    EXPECT_EQ(s.block[0], 128u) << "one warpgroup";
-    EXPECT_EQ(s.grid[0], 2048u / 16);
-    EXPECT_GE(s.shared_bytes, static_cast<uint32_t>(c.stages * (c.block_k / 64) * 10240));
-  }
-  for (const KernelConfig& c : small.Candidates(m64, ampere, TuningPolicy::kFast)) {
-    EXPECT_EQ(c.block_k, 32) << c.ToString();
-  }
-  // M = 17..32: timed, not first; M <= 16: none.
-  const std::vector<KernelConfig> m32 =
-      small.Candidates(Linear(32, 2048, 4096, DataType::kBF16), hopper, TuningPolicy::kFast);
-  EXPECT_EQ(m32.front().block_k, 32);
-  EXPECT_TRUE(
-      std::any_of(m32.begin(), m32.end(), [](const KernelConfig& c) { return c.block_k > 32; }));
-  for (const KernelConfig& c :
-       small.Candidates(Linear(16, 2048, 4096, DataType::kBF16), hopper, TuningPolicy::kFast)) {
-    EXPECT_EQ(c.block_k, 32) << c.ToString();
-  }
-  // Rows not 16 bytes apart: refused.
-  GemmProblem odd = Linear(64, 2048, 4100 - 1, DataType::kBF16);
-  EXPECT_FALSE(small.Supports(odd, fast[0], hopper).ok());
-  KernelConfig bad = fast[0];
-  bad.stages = 2;
-  EXPECT_THAT(small.Supports(m64, bad, hopper),
-              jitgemm::testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stages")));
-}
-
-TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {
-  const TargetInfo hopper = OfflineTarget(90);
-  const KernelFamily& small = GetFamily(Family::kSmallM);
-  auto fields = [&](int n) {
-    const GemmProblem p = Linear(1, n, 4096, DataType::kBF16);
-    return small.ExtraSpecFields(p, small.Candidates(p, hopper, TuningPolicy::kHeuristic).front());
-  };
-  EXPECT_THAT(fields(2048), HasSubstr("kSmallMLoadHint = 128;")) << "16 MB of weights";
-  EXPECT_THAT(fields(4096), HasSubstr("kSmallMLoadHint = 128;")) << "32 MB";
-  EXPECT_THAT(fields(12288), HasSubstr("kSmallMLoadHint = 256;")) << "96 MB, past L2";
-}
-
 TEST(FamiliesTest, OptionsDecidePdl) {
   const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
   const GemmProblem p = Linear(64, 128, 256, DataType::kF16);
