@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cuda_runtime_status.h"
+#include "core/host_types.h"
 #include "core/problem_signature.h"
 
 namespace jitgemm::tune {
@@ -28,7 +29,8 @@ absl::Status Cuda(cudaError_t e, const char* what) {
   return CudaRuntimeStatus(e, what);
 }
 
-// Values in [-1, 1) of the operand's type; cheap xorshift, never zeros.
+// Values in [-1, 1) of the operand's type, rounded to nearest even; cheap
+// xorshift, never zeros.
 void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
   uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
   const size_t size = DataTypeSize(type);
@@ -37,20 +39,7 @@ void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
     s ^= s >> 7;
     s ^= s << 17;
     const float f = static_cast<float>((s >> 40) & 0xffff) / 32768.0f - 1.0f + 1.0f / 65536;
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if (type == DataType::kF32) {
-      std::memcpy(bytes->data() + i, &f, 4);
-    } else if (type == DataType::kBF16) {
-      const uint16_t h = static_cast<uint16_t>(u >> 16);
-      std::memcpy(bytes->data() + i, &h, 2);
-    } else {  // fp16 from the fp32 bits of a value in [-1, 1): exponent rebias, truncate
-      const uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff;
-      const uint16_t h =
-          exp < 103 ? static_cast<uint16_t>(sign)
-                    : static_cast<uint16_t>(sign | ((exp - 112) << 10) | ((u >> 13) & 0x3ff));
-      std::memcpy(bytes->data() + i, &h, 2);
-    }
+    StoreAs(type, bytes->data(), static_cast<int64_t>(i / size), f);
   }
 }
 

@@ -13,12 +13,12 @@
 #include "core/problem_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm {
 namespace {
 
-using ::jitgemm::testing::StatusIs;
+using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(ParseManifestTest, ReadsEveryField) {

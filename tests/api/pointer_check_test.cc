@@ -5,13 +5,13 @@
 #include "core/problem_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm {
 namespace {
 
-using ::jitgemm::testing::IsOk;
-using ::jitgemm::testing::StatusIs;
+using ::jitgemm::support::IsOk;
+using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 
 // Fake device addresses: the checks only do arithmetic on them.

@@ -15,36 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "core/host_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/reference.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
 
 namespace jitgemm {
 namespace {
 
-using ::jitgemm::testing::RefActivate;
+using ::jitgemm::support::RefActivate;
 using ::testing::HasSubstr;
-
-bool HasDevice(std::string* why) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    *why = cudaGetErrorString(err);
-    return false;
-  }
-  if (count == 0) *why = "cudaGetDeviceCount returned 0";
-  return count > 0;
-}
-
-#define REQUIRE_DEVICE()                                             \
-  do {                                                               \
-    std::string why;                                                 \
-    if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why; \
-  } while (0)
-
-// --- host values <-> device element bits (tests/testing/host_types.h) -------
-
-int Bytes(DataType t) { return t == DataType::kF32 ? 4 : 2; }
 
 // Host copy of one device buffer, kept as the exact values stored.
 struct HostMatrix {
@@ -52,38 +33,20 @@ struct HostMatrix {
   std::vector<double> values;
 
   std::vector<unsigned char> Encode() const {
-    std::vector<unsigned char> out(values.size() * Bytes(type));
+    std::vector<unsigned char> out(values.size() * DataTypeSize(type));
     for (size_t i = 0; i < values.size(); ++i) {
-      const float f = static_cast<float>(values[i]);
-      if (type == DataType::kF32) {
-        std::memcpy(&out[i * 4], &f, 4);
-      } else {
-        const uint16_t h = type == DataType::kF16 ? ::jitgemm::testing::FloatToHalf(f)
-                                                  : ::jitgemm::testing::FloatToBf16(f);
-        std::memcpy(&out[i * 2], &h, 2);
-      }
+      StoreAs(type, out.data(), i, static_cast<float>(values[i]));
     }
     return out;
   }
 
   void Decode(const std::vector<unsigned char>& in) {
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (type == DataType::kF32) {
-        float f;
-        std::memcpy(&f, &in[i * 4], 4);
-        values[i] = f;
-      } else {
-        uint16_t h;
-        std::memcpy(&h, &in[i * 2], 2);
-        values[i] = type == DataType::kF16 ? ::jitgemm::testing::HalfToFloat(h)
-                                           : ::jitgemm::testing::Bf16ToFloat(h);
-      }
-    }
+    for (size_t i = 0; i < values.size(); ++i) values[i] = LoadAs(type, in.data(), i);
   }
 };
 
 int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
-  return ::jitgemm::testing::ElementIndex(op, r, c, batch);
+  return ::jitgemm::support::ElementIndex(op, r, c, batch);
 }
 
 int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
@@ -157,7 +120,7 @@ class Case {
   // Relative Frobenius error of the device D against `want` (every element of
   // the D buffer, so an element written out of place shows too).
   double Error(const std::vector<double>& want) const {
-    std::vector<unsigned char> raw(d_.values.size() * Bytes(d_.type));
+    std::vector<unsigned char> raw(d_.values.size() * DataTypeSize(d_.type));
     EXPECT_EQ(cudaMemcpy(raw.data(), dd_->get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     HostMatrix got = d_;
     got.Decode(raw);
@@ -273,7 +236,7 @@ std::vector<NamedProblem> LtCases() {
 class CublasBackendCaseTest : public ::testing::TestWithParam<NamedProblem> {};
 
 TEST_P(CublasBackendCaseTest, MatchesFloat64Reference) {
-  REQUIRE_DEVICE();
+  JITGEMM_REQUIRE_GPU();
   const NamedProblem& np = GetParam();
   Options options;
   options.allow_tf32 = np.tf32;
@@ -290,8 +253,7 @@ INSTANTIATE_TEST_SUITE_P(Lt, CublasBackendCaseTest, ::testing::ValuesIn(LtCases(
                          [](const auto& info) { return info.param.name; });
 
 TEST(CublasBackendTest, NoDeviceIsFailedPrecondition) {
-  std::string why;
-  if (HasDevice(&why)) GTEST_SKIP() << "a CUDA device is present";
+  if (support::NoGpuReason().empty()) GTEST_SKIP() << "a CUDA device is present";
   auto backend = CreateCublasBackend(
       Problem(8, 8, 8, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kRowMajor,
               Layout::kRowMajor, BiasMode::kNone, Activation::kNone),
@@ -302,7 +264,7 @@ TEST(CublasBackendTest, NoDeviceIsFailedPrecondition) {
 }
 
 TEST(CublasBackendTest, DescribeNamesTheEpilogue) {
-  REQUIRE_DEVICE();
+  JITGEMM_REQUIRE_GPU();
   auto backend = CreateCublasBackend(
       Problem(64, 256, 128, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kColMajor,
               Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu),
@@ -312,7 +274,7 @@ TEST(CublasBackendTest, DescribeNamesTheEpilogue) {
 }
 
 TEST(CublasBackendTest, ElementwiseCasesAreUnimplementedWithoutAFactory) {
-  REQUIRE_DEVICE();
+  JITGEMM_REQUIRE_GPU();
   auto backend = CreateCublasBackend(
       Problem(16, 32, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
               Layout::kRowMajor, BiasMode::kPerColumn, Activation::kGeluErf),
@@ -337,7 +299,7 @@ class RecordingPass : public ElementwiseEpilogue {
 };
 
 TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
-  REQUIRE_DEVICE();
+  JITGEMM_REQUIRE_GPU();
   const GemmProblem p =
       Problem(16, 32, 64, DataType::kF16, DataType::kF16, Layout::kRowMajor, Layout::kColMajor,
               Layout::kRowMajor, BiasMode::kPerRow, Activation::kSilu);
@@ -364,7 +326,7 @@ TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
 }
 
 TEST(CublasBackendTest, RunsOnSeveralStreamsAndInsideGraphCapture) {
-  REQUIRE_DEVICE();
+  JITGEMM_REQUIRE_GPU();
   const GemmProblem p =
       Problem(8, 4096, 4096, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
               Layout::kRowMajor, BiasMode::kPerColumn, Activation::kRelu);

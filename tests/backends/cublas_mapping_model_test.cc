@@ -11,19 +11,19 @@
 #include "backends/cublas_mapping.h"
 #include "gtest/gtest.h"
 #include "jitgemm/problem.h"
-#include "tests/testing/reference.h"
+#include "support/reference.h"
 
 namespace jitgemm::backends {
 namespace {
 
-using ::jitgemm::testing::RefActivate;
+using ::jitgemm::support::RefActivate;
 
 // ---------------------------------------------------------------------------
 // The CPU model: what cuBLASLt computes under a mapping, and what the problem
 // asks for, on double buffers indexed exactly as the device buffers would be.
 
 int64_t Index(const Operand& op, int64_t batch, int64_t r, int64_t c) {
-  return ::jitgemm::testing::ElementIndex(op, r, c, batch);
+  return ::jitgemm::support::ElementIndex(op, r, c, batch);
 }
 
 int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {

@@ -10,10 +10,10 @@
 #include "gtest/gtest.h"
 #include "jit/kernel_store.h"
 #include "jitgemm/plan.h"
-#include "tests/gpu/gpu_env.h"
-#include "tests/testing/reference.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 namespace {
 
 // The driver entry points this test needs beyond the runtime, opened at run
@@ -96,4 +96,4 @@ TEST(ContextsTest, TwoContextsShareOneLoadAndRunCorrectly) {
 }
 
 }  // namespace
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support

@@ -16,11 +16,11 @@
 #include "jitgemm/c_api.h"
 #include "jitgemm/gemm.h"
 #include "jitgemm/plan.h"
-#include "tests/gpu/gpu_env.h"
-#include "tests/testing/reference.h"
-#include "tests/testing/status_matchers.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
+#include "support/status_matchers.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 namespace {
 
 using ::testing::HasSubstr;
@@ -357,4 +357,4 @@ TEST_F(PlanGpuTest, OneCallGemmReusesItsPlan) {
 }
 
 }  // namespace
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support

@@ -24,10 +24,10 @@
 #include "jit/kernel_config.h"
 #include "jit/launcher.h"
 #include "jitgemm/plan.h"
-#include "tests/gpu/gpu_env.h"
-#include "tests/testing/reference.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 namespace {
 
 struct Case {
@@ -584,4 +584,4 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
 }
 
 }  // namespace
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support

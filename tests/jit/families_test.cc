@@ -11,7 +11,7 @@
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "tests/jit/linear_problem.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {

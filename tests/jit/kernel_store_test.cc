@@ -8,12 +8,12 @@
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "jit/specializer.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {
 
-using ::jitgemm::testing::StatusIs;
+using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 
 KernelSource SimtSource(int64_t n) {
@@ -90,7 +90,7 @@ TEST(KernelStoreTest, StatedNvrtcVersionMustMatchTheCompiler) {
   ::setenv("JITGEMM_NVRTC_VERSION", "11020", 1);
   auto r = KernelStore::Global().GetBinary(SimtSource(4111), "sm_90a");
   ::unsetenv("JITGEMM_NVRTC_VERSION");
-  EXPECT_THAT(r, jitgemm::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+  EXPECT_THAT(r, jitgemm::support::StatusIs(absl::StatusCode::kFailedPrecondition,
                                             HasSubstr("JITGEMM_NVRTC_VERSION")));
 }
 

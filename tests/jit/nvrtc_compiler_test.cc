@@ -10,12 +10,12 @@
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "jit/specializer.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {
 
-using ::jitgemm::testing::StatusIs;
+using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(ParsePtxasReportTest, ReadsRegistersAndSpills) {

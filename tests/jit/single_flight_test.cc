@@ -9,12 +9,12 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {
 
-using ::jitgemm::testing::StatusIs;
+using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 
 // RELIABILITY item 9: 64 threads on one key share one creation and one value.

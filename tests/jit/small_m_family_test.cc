@@ -12,7 +12,7 @@
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "tests/jit/linear_problem.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -146,7 +146,7 @@ TEST(FamiliesTest, SmallMWgmmaPathOnHopperAboveM16) {
   KernelConfig bad = fast[0];
   bad.stages = 2;
   EXPECT_THAT(small.Supports(m64, bad, hopper),
-              jitgemm::testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stages")));
+              jitgemm::support::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stages")));
 }
 
 TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {

@@ -4,13 +4,14 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/host_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/bench/cuda_util.h"
@@ -37,38 +38,38 @@ float Bits(uint32_t x) {
 TEST(HostDataTest, HalfRoundTripsEveryFiniteValue) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if (((h >> 10) & 0x1f) == 0x1f) continue;  // inf / NaN
-    ASSERT_EQ(FloatToHalfBits(HalfBitsToFloat(static_cast<uint16_t>(h))), h) << h;
+    ASSERT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h) << h;
   }
 }
 
 TEST(HostDataTest, HalfRoundsToNearestEven) {
-  EXPECT_EQ(FloatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie -> even
-  EXPECT_EQ(FloatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie -> even
-  EXPECT_EQ(FloatToHalfBits(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
-  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);
-  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -14) * (1 - std::ldexp(1.0f, -12))), 0x0400);
-  EXPECT_EQ(FloatToHalfBits(-2.0f), 0xc000);
-  EXPECT_EQ(FloatToHalfBits(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalfBits(65520.0f), 0x7c00);
-  EXPECT_EQ(HalfBitsToFloat(0x3555), Bits(0x3eaaa000));  // 0.333251953125
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie -> even
+  EXPECT_EQ(FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie -> even
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.5f, -25)), 0x0001);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14) * (1 - std::ldexp(1.0f, -12))), 0x0400);
+  EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(HalfToFloat(0x3555), Bits(0x3eaaa000));  // 0.333251953125
 }
 
 TEST(HostDataTest, Bf16RoundTripsAndRoundsToNearestEven) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if (((h >> 7) & 0xff) == 0xff) continue;
-    ASSERT_EQ(FloatToBf16Bits(Bf16BitsToFloat(static_cast<uint16_t>(h))), h) << h;
+    ASSERT_EQ(FloatToBf16(Bf16ToFloat(static_cast<uint16_t>(h))), h) << h;
   }
-  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f808000)), 0x3f80);  // tie -> even
-  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f818000)), 0x3f82);  // tie -> even
-  EXPECT_EQ(FloatToBf16Bits(Bits(0x3f808001)), 0x3f81);
+  EXPECT_EQ(FloatToBf16(Bits(0x3f808000)), 0x3f80);  // tie -> even
+  EXPECT_EQ(FloatToBf16(Bits(0x3f818000)), 0x3f82);  // tie -> even
+  EXPECT_EQ(FloatToBf16(Bits(0x3f808001)), 0x3f81);
 }
 
 TEST(HostDataTest, RandomBuffersHoldExactNonZeroValues) {
   for (DataType t : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
     const HostBuffer b = RandomBuffer(t, 4099, 7);
-    ASSERT_EQ(b.bytes.size(), 4099u * ElementBytes(t));
+    ASSERT_EQ(b.bytes.size(), 4099u * DataTypeSize(t));
     const std::vector<float> back = DecodeElements(t, b.bytes.data(), 4099);
     int zeros = 0;
     for (int i = 0; i < 4099; ++i) {
@@ -108,8 +109,10 @@ TEST(ReferenceTest, BlockedProductMatchesNaive) {
       Problem(9, 40, 33, Layout::kColMajor, Layout::kColMajor, 3),
   };
   for (const GemmProblem& p : problems) {
-    const HostBuffer a = RandomBuffer(DataType::kF32, BufferElements(p.a, p.batch_count, p.m, p.k), 1);
-    const HostBuffer b = RandomBuffer(DataType::kF32, BufferElements(p.b, p.batch_count, p.k, p.n), 2);
+    const HostBuffer a =
+        RandomBuffer(DataType::kF32, BufferElements(p.a, p.batch_count, p.m, p.k), 1);
+    const HostBuffer b =
+        RandomBuffer(DataType::kF32, BufferElements(p.b, p.batch_count, p.k, p.n), 2);
     const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data(), 3);
     ASSERT_EQ(acc.size(), static_cast<size_t>(p.batch_count * p.m * p.n));
     for (int64_t bt = 0; bt < p.batch_count; ++bt) {
@@ -269,10 +272,10 @@ bool HasDevice(std::string* why) {
   return err == cudaSuccess && count > 0;
 }
 
-#define REQUIRE_DEVICE()                                                 \
-  do {                                                                   \
-    std::string why;                                                     \
-    if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why;     \
+#define REQUIRE_DEVICE()                                             \
+  do {                                                               \
+    std::string why;                                                 \
+    if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why; \
   } while (0)
 
 TEST(BenchGpuTest, ReluKernelZeroesNegativesOfEveryWidth) {
@@ -286,7 +289,7 @@ TEST(BenchGpuTest, ReluKernelZeroesNegativesOfEveryWidth) {
       ASSERT_TRUE(d.Allocate(h.bytes.size()).ok());
       ASSERT_EQ(cudaMemcpy(d.get(), h.bytes.data(), h.bytes.size(), cudaMemcpyHostToDevice),
                 cudaSuccess);
-      ASSERT_TRUE((*relu)->Launch(d.get(), count, ElementBytes(t), nullptr).ok());
+      ASSERT_TRUE((*relu)->Launch(d.get(), count, DataTypeSize(t), nullptr).ok());
       std::vector<unsigned char> raw(h.bytes.size());
       ASSERT_EQ(cudaMemcpy(raw.data(), d.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
       const std::vector<float> got = DecodeElements(t, raw.data(), count);
@@ -317,8 +320,8 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
   const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
 
   for (LtBaselineEpilogue epi : {LtBaselineEpilogue::kNone, LtBaselineEpilogue::kReluBias}) {
-    absl::StatusOr<std::unique_ptr<LtBaseline>> lt = LtBaseline::Create(
-        (*ctx)->lt(), p, epi, (*ctx)->workspace(), (*ctx)->workspace_bytes());
+    absl::StatusOr<std::unique_ptr<LtBaseline>> lt =
+        LtBaseline::Create((*ctx)->lt(), p, epi, (*ctx)->workspace(), (*ctx)->workspace_bytes());
     ASSERT_TRUE(lt.ok()) << lt.status();
     cudaMemset(dd.get(), 0xff, p.m * p.n * 2);
     ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), dbias.get(), nullptr).ok());

@@ -12,7 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
+#include "support/status_matchers.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
@@ -265,7 +265,7 @@ TEST_F(TunerTest, JitOnlyWithoutKernelsIsAnError) {
   TuneRequest r = Request(TuningPolicy::kHeuristic);
   r.make_cublas = nullptr;
   EXPECT_THAT(SelectBackend(r),
-              jitgemm::testing::StatusIs(absl::StatusCode::kNotFound, HasSubstr("JIT off")));
+              jitgemm::support::StatusIs(absl::StatusCode::kNotFound, HasSubstr("JIT off")));
 }
 
 TEST_F(TunerTest, ConcurrentTunersOfOneProblemTuneOnce) {

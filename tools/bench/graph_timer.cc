@@ -8,8 +8,9 @@
 #include "tools/bench/cuda_util.h"
 
 namespace jitgemm::bench {
-absl::StatusOr<std::unique_ptr<CapturedGraph>> CapturedGraph::Capture(
-    const LaunchFn& launch, cudaStream_t stream, const TimingConfig& config) {
+absl::StatusOr<std::unique_ptr<CapturedGraph>> CapturedGraph::Capture(const LaunchFn& launch,
+                                                                      cudaStream_t stream,
+                                                                      const TimingConfig& config) {
   for (int i = 0; i < config.warmup; ++i) {
     absl::Status s = launch(i, stream);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("warm-up call: ", s.message()));

@@ -1,6 +1,5 @@
 // Host-side data for jitgemm-bench: random matrices in the exact values their
-// device element type can hold, the conversions to and from f16 / bf16 bits,
-// and the index arithmetic of a GemmProblem operand.
+// device element type can hold, and the index arithmetic of a GemmProblem operand.
 //
 // Thread safety: plain functions and value types.
 #ifndef JITGEMM_TOOLS_BENCH_HOST_DATA_H_
@@ -13,12 +12,8 @@
 
 namespace jitgemm::bench {
 
-uint16_t FloatToHalfBits(float f);  // round to nearest even, subnormals, inf
-float HalfBitsToFloat(uint16_t h);
-uint16_t FloatToBf16Bits(float f);  // round to nearest even
-float Bf16BitsToFloat(uint16_t b);
-
-int ElementBytes(DataType type);
+// f16 / bf16 conversions: core/host_types.h (FloatToHalf, FloatToBf16, ...);
+// element sizes: DataTypeSize.
 
 // Element (r, c) of batch `batch` of an operand, in elements from its base.
 inline int64_t ElementIndex(const Operand& op, int64_t batch, int64_t r, int64_t c) {

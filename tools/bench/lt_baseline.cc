@@ -15,10 +15,10 @@ absl::Status LtCheck(cublasStatus_t st, const char* what) {
   return absl::InternalError(absl::StrFormat("%s: %s", what, cublasLtGetStatusString(st)));
 }
 
-#define BENCH_LT(expr)                                                           \
-  do {                                                                           \
-    ::absl::Status bench_lt_status_ = LtCheck((expr), #expr);                    \
-    if (!bench_lt_status_.ok()) return bench_lt_status_;                         \
+#define BENCH_LT(expr)                                        \
+  do {                                                        \
+    ::absl::Status bench_lt_status_ = LtCheck((expr), #expr); \
+    if (!bench_lt_status_.ok()) return bench_lt_status_;      \
   } while (0)
 
 cudaDataType_t CudaType(DataType t) {
@@ -116,11 +116,10 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   }
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || returned == 0) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "cuBLASLt heuristic found no %s algorithm: %s", epi_name, cublasLtGetStatusString(st)));
+    return absl::UnimplementedError(absl::StrFormat("cuBLASLt heuristic found no %s algorithm: %s",
+                                                    epi_name, cublasLtGetStatusString(st)));
   }
-  lt->describe_ = absl::StrFormat("cublasLt %s, workspace %d B", epi_name,
-                                  lt->algo_.workspaceSize);
+  lt->describe_ = absl::StrFormat("cublasLt %s, workspace %d B", epi_name, lt->algo_.workspaceSize);
   return lt;
 }
 
@@ -131,14 +130,14 @@ LtBaseline::~LtBaseline() {
   }
 }
 
-absl::Status LtBaseline::Run(const void* a, const void* b, const void* c, void* d,
-                             const void* bias, cudaStream_t stream) {
+absl::Status LtBaseline::Run(const void* a, const void* b, const void* c, void* d, const void* bias,
+                             cudaStream_t stream) {
   if (bias_) {
     BENCH_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                             sizeof(bias)));
   }
-  BENCH_LT(cublasLtMatmul(handle_, op_, &alpha_, b, a_, a, b_, &beta_, beta_ != 0.0f ? c : d, c_,
-                          d, d_, &algo_.algo, workspace_, algo_.workspaceSize, stream));
+  BENCH_LT(cublasLtMatmul(handle_, op_, &alpha_, b, a_, a, b_, &beta_, beta_ != 0.0f ? c : d, c_, d,
+                          d_, &algo_.algo, workspace_, algo_.workspaceSize, stream));
   return absl::OkStatus();
 }
 

@@ -146,7 +146,8 @@ int Main(int argc, char** argv) {
                   absl::StrJoin(impls, ",").c_str());
     }
     if (chain)
-      std::printf("chain  M=1,8,16 N=K=2048,4096 bf16, 8 layers  cublas,jit pdl off/on/constant_b\n");
+      std::printf(
+          "chain  M=1,8,16 N=K=2048,4096 bf16, 8 layers  cublas,jit pdl off/on/constant_b\n");
     return 0;
   }
   if (cases.empty() && !chain) {

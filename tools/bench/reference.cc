@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/reference.h"
 #include "tools/bench/host_data.h"
 
 namespace jitgemm::bench {
@@ -17,7 +18,8 @@ constexpr int64_t kTileCols = 512;
 constexpr int64_t kDepth = 128;
 
 // Four doubles; GCC and Clang lower it to AVX2 or to pairs of SSE2 registers.
-typedef double Vec4 __attribute__((vector_size(32)));  // k per pass: a 128 x 512 block of B (512 KiB) stays in L2
+typedef double Vec4
+    __attribute__((vector_size(32)));  // k per pass: a 128 x 512 block of B (512 KiB) stays in L2
 
 // c[i0..i1) x [j0..j1) += a (row-major m x k) * b (row-major k x n), all
 // float64. The body keeps a 4 x 8 block of c in registers over a k block.
@@ -113,21 +115,7 @@ std::vector<double> ReferenceProduct(const GemmProblem& p, const float* a, const
   return acc;
 }
 
-double ApplyActivation(Activation act, double x) {
-  switch (act) {
-    case Activation::kNone:
-      return x;
-    case Activation::kRelu:
-      return x > 0 ? x : 0;
-    case Activation::kGeluTanh:
-      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case Activation::kGeluErf:
-      return 0.5 * x * (1 + std::erf(x * 0.7071067811865476));
-    case Activation::kSilu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
-}
+double ApplyActivation(Activation act, double x) { return support::RefActivate(act, x); }
 
 double RelativeError(const GemmProblem& p, const std::vector<double>& acc, const float* c,
                      const float* bias, const float* d, bool with_epilogue) {

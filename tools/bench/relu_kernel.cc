@@ -69,9 +69,9 @@ absl::Status NvrtcCheck(nvrtcResult r, const char* what) {
 // Compiles kSource for `arch` ("sm_90" gives a cubin, "compute_90" PTX).
 absl::StatusOr<std::vector<char>> Compile(const std::string& arch, bool cubin) {
   nvrtcProgram prog = nullptr;
-  absl::Status s = NvrtcCheck(
-      nvrtcCreateProgram(&prog, kSource, "bench_relu.cu", 0, nullptr, nullptr),
-      "nvrtcCreateProgram");
+  absl::Status s =
+      NvrtcCheck(nvrtcCreateProgram(&prog, kSource, "bench_relu.cu", 0, nullptr, nullptr),
+                 "nvrtcCreateProgram");
   if (!s.ok()) return s;
   const std::string arch_flag = "--gpu-architecture=" + arch;
   const char* opts[] = {arch_flag.c_str(), "--std=c++17"};
@@ -83,8 +83,8 @@ absl::StatusOr<std::vector<char>> Compile(const std::string& arch, bool cubin) {
     std::string log(log_size, '\0');
     if (log_size > 0) nvrtcGetProgramLog(prog, log.data());
     nvrtcDestroyProgram(&prog);
-    return absl::InternalError(absl::StrFormat("NVRTC (%s): %s\n%s", arch,
-                                               nvrtcGetErrorString(compiled), log));
+    return absl::InternalError(
+        absl::StrFormat("NVRTC (%s): %s\n%s", arch, nvrtcGetErrorString(compiled), log));
   }
   size_t size = 0;
   s = NvrtcCheck(cubin ? nvrtcGetCUBINSize(prog, &size) : nvrtcGetPTXSize(prog, &size),
@@ -114,8 +114,8 @@ absl::StatusOr<std::unique_ptr<ReluKernel>> ReluKernel::Create() {
   if (!image.ok()) return image.status();
 
   std::unique_ptr<ReluKernel> k(new ReluKernel());
-  BENCH_CUDA(cudaLibraryLoadData(&k->library_, image->data(), nullptr, nullptr, 0, nullptr,
-                                 nullptr, 0));
+  BENCH_CUDA(
+      cudaLibraryLoadData(&k->library_, image->data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   BENCH_CUDA(cudaLibraryGetKernel(&k->relu16_, k->library_, "bench_relu16"));
   BENCH_CUDA(cudaLibraryGetKernel(&k->relu32_, k->library_, "bench_relu32"));
   k->max_blocks_ = prop.multiProcessorCount * 8;

@@ -68,7 +68,6 @@ std::string CsvField(const std::string& s) {
   return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\"", "\"\""}, {"\n", " "}}), "\"");
 }
 
-
 }  // namespace
 
 void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
@@ -92,7 +91,8 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
     for (Impl i : impls) header.push_back(absl::StrCat(ImplName(i), " µs"));
     std::vector<std::string> names;
     for (Impl i : impls) names.push_back(ImplName(i));
-    header.push_back(absl::StrCat(memory_bound ? "TB/s " : "TFLOP/s ", absl::StrJoin(names, " / ")));
+    header.push_back(
+        absl::StrCat(memory_bound ? "TB/s " : "TFLOP/s ", absl::StrJoin(names, " / ")));
     for (Impl o : ours) {
       for (Impl b : baselines) header.push_back(absl::StrCat(ImplName(o), " vs ", ImplName(b)));
     }
@@ -132,8 +132,8 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
       if (c.status.ok()) continue;
       if (!any) std::fprintf(out, "\n### Failures, errors and columns that do not apply\n\n");
       any = true;
-      std::fprintf(out, "- %s %s %s: %s\n", r.bench_case.suite.c_str(),
-                   r.bench_case.label.c_str(), ImplName(c.impl), c.status.ToString().c_str());
+      std::fprintf(out, "- %s %s %s: %s\n", r.bench_case.suite.c_str(), r.bench_case.label.c_str(),
+                   ImplName(c.impl), c.status.ToString().c_str());
     }
   }
   std::fprintf(out, "\n");
@@ -150,7 +150,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
   absl::StrAppend(&csv, ",plan,plan_create_ms,message\n");
   for (const CaseResult& r : results) {
     const GemmProblem& p = r.bench_case.problem;
-    const char* dtype = p.a.type == DataType::kF32 ? "f32" : (p.a.type == DataType::kF16 ? "f16" : "bf16");
+    const char* dtype =
+        p.a.type == DataType::kF32 ? "f32" : (p.a.type == DataType::kF16 ? "f16" : "bf16");
     const std::string prefix = absl::StrFormat(
         "%s,%s,%s,%d,%d,%d,%d,%d", CsvField(r.bench_case.suite), CsvField(r.bench_case.label),
         dtype, p.m, p.n, p.k, p.batch_count, r.rotate);
@@ -173,9 +174,9 @@ std::string CsvText(const std::vector<CaseResult>& results) {
       absl::StrAppend(&csv, absl::StrFormat("%.0e", c.tolerance));
       for (Impl b : kBaselines) {
         const CellResult* base = Find(r, b);
-        absl::StrAppend(&csv, ",",
-                        Measured(base) && Measured(&c) ? absl::StrFormat("%.4f", base->us / c.us)
-                                                       : "");
+        absl::StrAppend(
+            &csv, ",",
+            Measured(base) && Measured(&c) ? absl::StrFormat("%.4f", base->us / c.us) : "");
       }
       absl::StrAppend(&csv, ",", CsvField(c.plan), ",",
                       c.create_ms >= 0 ? absl::StrFormat("%.1f", c.create_ms) : "", ",",
@@ -188,8 +189,7 @@ std::string CsvText(const std::vector<CaseResult>& results) {
 absl::Status WriteCsv(const std::vector<CaseResult>& results, const std::string& path) {
   std::ofstream f(path, std::ios::trunc);
   if (!f) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+    return absl::UnavailableError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   }
   f << CsvText(results);
   f.close();

@@ -43,11 +43,11 @@ struct CaseData {
   const void* C() const { return p.epilogue.beta != 0.0f ? dc.get() : nullptr; }
   void* D() const { return dd.get(); }
   const void* Bias() const { return p.epilogue.bias != BiasMode::kNone ? dbias.get() : nullptr; }
-  size_t DBytes() const { return d_elements * ElementBytes(p.d.type); }
+  size_t DBytes() const { return d_elements * DataTypeSize(p.d.type); }
 };
 
 const void* Offset(const void* base, int64_t elements, DataType type) {
-  return static_cast<const char*>(base) + elements * ElementBytes(type);
+  return static_cast<const char*>(base) + elements * DataTypeSize(type);
 }
 
 absl::Status Upload(const HostBuffer& h, DeviceBuffer& d) {
@@ -184,7 +184,7 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConf
       col.launch = [l = *l, relu = *relu, d](int i, cudaStream_t s) -> absl::Status {
         absl::Status st = l->Run(d->A(), d->B(i), d->C(), d->D(), d->Bias(), s);
         if (!st.ok()) return st;
-        return relu->Launch(d->D(), d->p.m * d->p.n, ElementBytes(d->p.d.type), s);
+        return relu->Launch(d->D(), d->p.m * d->p.n, DataTypeSize(d->p.d.type), s);
       };
       return col;
     }

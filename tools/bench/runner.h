@@ -33,10 +33,10 @@ struct CellResult {
   bool wrong = false;   // the output failed the correctness check
   double rel_err = -1;  // relative Frobenius error; < 0 when not checked
   double tolerance = 0;
-  double us = -1;       // median µs per call; < 0 when not measured
-  double us_min = -1;   // fastest and slowest replay
+  double us = -1;      // median µs per call; < 0 when not measured
+  double us_min = -1;  // fastest and slowest replay
   double us_max = -1;
-  std::string plan;     // what ran
+  std::string plan;       // what ran
   double create_ms = -1;  // Plan::Create wall time (jitgemm columns)
 };
 

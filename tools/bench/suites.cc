@@ -59,8 +59,7 @@ std::vector<BenchCase> BiasRelu() {
     c.problem = Plain(s.type, s.m, s.n, s.k, /*linear_weight=*/true);
     c.problem.epilogue.bias = BiasMode::kPerColumn;
     c.problem.epilogue.activation = Activation::kRelu;
-    c.impls = {Impl::kCublasMm, Impl::kAddmmRelu, Impl::kCublasReluBias, Impl::kJit,
-               Impl::kAuto};
+    c.impls = {Impl::kCublasMm, Impl::kAddmmRelu, Impl::kCublasReluBias, Impl::kJit, Impl::kAuto};
     cases.push_back(c);
   }
   return cases;
@@ -88,8 +87,8 @@ std::vector<BenchCase> GroupedLinear() {
 
 std::vector<BenchCase> LargeGemm() {
   std::vector<BenchCase> cases;
-  for (const auto& [type, size] : {std::pair{DataType::kBF16, int64_t{8192}},
-                                   std::pair{DataType::kF16, int64_t{4096}}}) {
+  for (const auto& [type, size] :
+       {std::pair{DataType::kBF16, int64_t{8192}}, std::pair{DataType::kF16, int64_t{4096}}}) {
     BenchCase c;
     c.suite = "S6";
     c.label = absl::StrFormat("%s %dx%dx%d", DataTypeName(type), size, size, size);

@@ -19,12 +19,12 @@ namespace jitgemm::bench {
 
 // One column of a result row.
 enum class Impl {
-  kCublasMm,         // cuBLASLt, plain product (no bias, no activation)
-  kCublasLoop,       // cuBLASLt, one plain call per batch matrix (S3's loop of linears)
-  kAddmmRelu,        // cuBLASLt BIAS epilogue, then a separate ReLU kernel
-  kCublasReluBias,   // cuBLASLt RELU_BIAS epilogue, one call
-  kJit,              // jitgemm Plan, BackendPolicy::kJitOnly
-  kAuto,             // jitgemm Plan, BackendPolicy::kAuto (the selected plan)
+  kCublasMm,        // cuBLASLt, plain product (no bias, no activation)
+  kCublasLoop,      // cuBLASLt, one plain call per batch matrix (S3's loop of linears)
+  kAddmmRelu,       // cuBLASLt BIAS epilogue, then a separate ReLU kernel
+  kCublasReluBias,  // cuBLASLt RELU_BIAS epilogue, one call
+  kJit,             // jitgemm Plan, BackendPolicy::kJitOnly
+  kAuto,            // jitgemm Plan, BackendPolicy::kAuto (the selected plan)
 };
 
 // "cublas_mm", "cublas_loop", "addmm_relu", "lt_relu_bias", "jit", "auto".
@@ -35,8 +35,8 @@ bool IsBaseline(Impl impl);
 bool ComputesEpilogue(Impl impl, const GemmProblem& problem);
 
 struct BenchCase {
-  std::string suite;  // "S1"
-  std::string label;  // "bf16 M=8 N=2048 K=4096"
+  std::string suite;    // "S1"
+  std::string label;    // "bf16 M=8 N=2048 K=4096"
   GemmProblem problem;  // canonical
   // Distinct copies of B (the weights) that consecutive calls rotate through
   // so that they miss L2 the way the real workload does; 1: no rotation.

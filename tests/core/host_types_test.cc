@@ -1,4 +1,4 @@
-#include "tests/testing/host_types.h"
+#include "core/host_types.h"
 
 #include <cmath>
 #include <cstdint>
@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace jitgemm::testing {
+namespace jitgemm {
 namespace {
 
 TEST(HostTypesTest, EveryHalfRoundTrips) {
@@ -34,7 +34,10 @@ TEST(HostTypesTest, Bf16RoundsToNearestEven) {
   EXPECT_EQ(FloatToBf16(1.0f), 0x3f80);
   EXPECT_EQ(Bf16ToFloat(FloatToBf16(-2.5f)), -2.5f);
   EXPECT_EQ(FloatToBf16(std::ldexp(1.0f, -130)), 0x0008);  // subnormal: 8 * 2^-133
+  EXPECT_EQ(FloatToBf16(Bf16ToFloat(0xffc1)), 0xffc1);     // NaN keeps sign and payload
+  EXPECT_EQ(FloatToBf16(Bf16ToFloat(0x7f81)), 0x7fc1);     // signalling NaN comes back quiet
+  EXPECT_EQ(FloatToHalf(Bf16ToFloat(0xffc0)), 0xfe00);     // NaN stays NaN in f16
 }
 
 }  // namespace
-}  // namespace jitgemm::testing
+}  // namespace jitgemm

@@ -1,6 +1,9 @@
-// Shared setup of the GPU tests: they skip, saying why, where no GPU exists.
-#ifndef JITGEMM_TESTS_GPU_GPU_ENV_H_
-#define JITGEMM_TESTS_GPU_GPU_ENV_H_
+// Shared setup of the GPU tests: they skip, saying why, where no GPU exists,
+// and move data through device buffers with host mirrors.
+//
+// Thread safety: Buffer is thread-compatible.
+#ifndef JITGEMM_SUPPORT_GPU_ENV_H_
+#define JITGEMM_SUPPORT_GPU_ENV_H_
 
 #include <cuda_runtime.h>
 
@@ -10,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/host_types.h"
 #include "gtest/gtest.h"
 #include "jitgemm/problem.h"
-#include "tests/testing/host_types.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 
 // Empty when a device is usable, otherwise why not.
 inline std::string NoGpuReason() {
@@ -27,7 +30,7 @@ inline std::string NoGpuReason() {
 
 #define JITGEMM_REQUIRE_GPU()                                     \
   do {                                                            \
-    const std::string reason = ::jitgemm::testing::NoGpuReason(); \
+    const std::string reason = ::jitgemm::support::NoGpuReason(); \
     if (!reason.empty()) GTEST_SKIP() << reason;                  \
   } while (0)
 
@@ -71,6 +74,6 @@ struct Buffer {
   }
 };
 
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support
 
-#endif  // JITGEMM_TESTS_GPU_GPU_ENV_H_
+#endif  // JITGEMM_SUPPORT_GPU_ENV_H_

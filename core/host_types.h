@@ -1,6 +1,11 @@
-// Host-side fp16/bf16 conversions and device-buffer helpers for GPU tests and tools.
-#ifndef JITGEMM_TESTS_TESTING_HOST_TYPES_H_
-#define JITGEMM_TESTS_TESTING_HOST_TYPES_H_
+// Host-side fp16 and bf16: conversions from and to float that round to
+// nearest even (as the compiler's casts and the device's cvt.rn do), with
+// subnormals, infinities and NaN, and element access by DataType. The one
+// copy for the library, its tools and its tests.
+//
+// Thread safety: pure functions.
+#ifndef JITGEMM_CORE_HOST_TYPES_H_
+#define JITGEMM_CORE_HOST_TYPES_H_
 
 #include <cmath>
 #include <cstdint>
@@ -8,12 +13,12 @@
 
 #include "jitgemm/problem.h"
 
-namespace jitgemm::testing {
+namespace jitgemm {
 
 inline uint16_t FloatToBf16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  if (std::isnan(f)) return 0x7fc0;
+  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
   u += 0x7fff + ((u >> 16) & 1);
   return static_cast<uint16_t>(u >> 16);
 }
@@ -87,6 +92,6 @@ inline void StoreAs(DataType type, void* base, int64_t i, float v) {
   }
 }
 
-}  // namespace jitgemm::testing
+}  // namespace jitgemm
 
-#endif  // JITGEMM_TESTS_TESTING_HOST_TYPES_H_
+#endif  // JITGEMM_CORE_HOST_TYPES_H_

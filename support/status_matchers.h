@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 
 inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
 template <class T>
@@ -32,6 +32,6 @@ MATCHER(IsOk, "") {
   return s.ok();
 }
 
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support
 
 #endif  // JITGEMM_TESTS_TESTING_STATUS_MATCHERS_H_

@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/host_types.h"
 #include "jitgemm/problem.h"
-#include "tests/testing/host_types.h"
 
-namespace jitgemm::testing {
+namespace jitgemm::support {
 
 inline int64_t ElementIndex(const Operand& op, int64_t row, int64_t col, int64_t batch) {
   const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
@@ -91,6 +91,6 @@ inline double RelativeError(const GemmProblem& p, const void* d, const std::vect
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
-}  // namespace jitgemm::testing
+}  // namespace jitgemm::support
 
 #endif  // JITGEMM_TESTS_TESTING_REFERENCE_H_
