@@ -1,0 +1,141 @@
+// One GPU test case: a problem with its options, run on fresh operands with D
+// poisoned, and D checked against the float64 reference.
+#ifndef JITGEMM_TESTS_GPU_GPU_CASE_H_
+#define JITGEMM_TESTS_GPU_GPU_CASE_H_
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "backends/jit_backend.h"
+#include "core/problem_signature.h"
+#include "gtest/gtest.h"
+#include "jit/driver_api.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
+#include "jit/launcher.h"
+#include "jitgemm/plan.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
+
+namespace jitgemm::support {
+
+struct Case {
+  GemmProblem problem;
+  Options options;
+  bool misalign = false;  // pointers only element-aligned (3 elements past an aligned base)
+  std::string tag;
+};
+
+// An integer from the environment (a seed, a count), or `fallback`.
+inline int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+inline double Tolerance(const GemmProblem& p) {
+  if (p.a.type == DataType::kF32) return 2e-5;
+  if (p.d.type == DataType::kBF16) return 1.6e-2;
+  if (p.d.type == DataType::kF16) return 4e-3;
+  return 1e-3;
+}
+
+// Runs one case; returns an empty string on success, else what went wrong.
+// Runs `run` on fresh operands (D poisoned) and checks D against float64.
+inline std::string RunCase(const Case& c, const GemmProblem& p,
+                           const std::function<absl::Status(const GemmPointers&)>& run,
+                           std::mt19937_64& rng) {
+  const int64_t batch = p.batch_count;
+  Buffer a, b, cbuf, d, bias;
+  auto span = [&](const Operand& op, int64_t r, int64_t cols) {
+    return static_cast<size_t>(OperandSpanBytes(op, r, cols, batch));
+  };
+  auto offset = [&](DataType t) { return c.misalign ? 3 * DataTypeSize(t) : 0; };
+  const bool uses_c = p.epilogue.beta != 0.f;
+  const bool uses_bias = p.epilogue.bias != BiasMode::kNone;
+  if (a.Allocate(span(p.a, p.m, p.k), offset(p.a.type)) != cudaSuccess ||
+      b.Allocate(span(p.b, p.k, p.n), offset(p.b.type)) != cudaSuccess ||
+      d.Allocate(span(p.d, p.m, p.n), offset(p.d.type)) != cudaSuccess) {
+    return "cudaMalloc failed";
+  }
+  a.FillRandom(p.a.type, rng);
+  b.FillRandom(p.b.type, rng);
+  if (uses_c) {
+    cbuf.Allocate(span(p.c, p.m, p.n), offset(p.c.type));
+    cbuf.FillRandom(p.c.type, rng);
+    cbuf.Upload();
+  }
+  if (uses_bias) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t elems = len + (batch - 1) * p.epilogue.bias_batch_stride;
+    bias.Allocate(elems * DataTypeSize(p.d.type), offset(p.d.type));
+    bias.FillRandom(p.d.type, rng);
+    bias.Upload();
+  }
+  a.Upload();
+  b.Upload();
+  d.Poison();
+  absl::Status s = run({a.device, b.device, uses_c ? cbuf.device : nullptr, d.device,
+                        uses_bias ? bias.device : nullptr});
+  if (!s.ok()) return absl::StrCat("Run: ", s.ToString());
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) return absl::StrCat("kernel failed: ", cudaGetErrorString(e));
+  d.Download();
+  const auto ref =
+      ReferenceGemm(p, a.host.data(), b.host.data(), cbuf.host.data(), bias.host.data());
+  const double err = RelativeError(p, d.host.data(), ref);
+  if (!(err <= Tolerance(p))) {
+    // Say where: the first element that is not finite or far off.
+    std::string where;
+    int shown = 0;
+    for (int64_t bb = 0; bb < batch && shown < 4; ++bb) {
+      for (int64_t i = 0; i < p.m && shown < 4; ++i) {
+        for (int64_t j = 0; j < p.n && shown < 4; ++j) {
+          const double got = LoadAs(p.d.type, d.host.data(), ElementIndex(p.d, i, j, bb));
+          const double want = ref[(bb * p.m + i) * p.n + j];
+          if (!std::isfinite(got) || std::abs(got - want) > 0.1 + 0.1 * std::abs(want)) {
+            absl::StrAppend(&where, " [b", bb, " i", i, " j", j, " got ", got, " want ", want, "]");
+            ++shown;
+          }
+        }
+      }
+    }
+    return absl::StrCat("relative error ", err, " > ", Tolerance(p), where);
+  }
+  // Elements between rows (ld padding) must stay poisoned: nothing wrote out of bounds.
+  const int64_t es = DataTypeSize(p.d.type);
+  const int64_t row_len = p.d.layout == Layout::kRowMajor ? p.n : p.m;
+  const int64_t lines = p.d.layout == Layout::kRowMajor ? p.m : p.n;
+  if (p.d.ld > row_len && batch == 1) {
+    for (int64_t line = 0; line + 1 < lines; ++line) {
+      for (int64_t x = row_len; x < p.d.ld; ++x) {
+        const uint8_t* byte = d.host.data() + (line * p.d.ld + x) * es;
+        for (int64_t q = 0; q < es; ++q) {
+          if (byte[q] != 0xff) return absl::StrCat("wrote padding at line ", line, " col ", x);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+inline std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
+  return RunCase(
+      c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
+}
+
+}  // namespace jitgemm::support
+
+#endif  // JITGEMM_TESTS_GPU_GPU_CASE_H_
