@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backends/jit_backend.h"
 #include "core/status_macros.h"
@@ -25,17 +26,37 @@ class JitElementwise final : public ElementwiseEpilogue {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogue(
-    const GemmProblem& problem, const Options& options) {
+std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
+                                                   const jit::TargetInfo& target,
+                                                   const Options& options) {
+  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kElementwise);
+  std::vector<jit::KernelConfig> configs = family.Candidates(problem, target, options.tuning);
+  if (configs.empty()) return std::nullopt;
+  jit::KernelConfig config = configs.front();
+  config.pdl = options.pdl && target.sm >= 90;
+  return config;
+}
+
+absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogueOf(
+    const GemmProblem& problem, const Options& options, const jit::KernelConfig& config) {
   JITGEMM_ASSIGN_OR_RETURN(const jit::DriverApi* api, jit::GetDriver());
   JITGEMM_ASSIGN_OR_RETURN(jit::DeviceContext device, jit::CurrentDevice(*api));
-  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kElementwise);
-  jit::KernelConfig config = family.Candidates(problem, device.target, options.tuning).front();
-  config.pdl = options.pdl && device.target.sm >= 90;
   bool compiled = false;
   JITGEMM_ASSIGN_OR_RETURN(std::unique_ptr<JitBackend> kernel,
                            JitBackend::Create(problem, config, options, device, &compiled));
   return std::unique_ptr<ElementwiseEpilogue>(new JitElementwise(std::move(kernel)));
+}
+
+absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogue(
+    const GemmProblem& problem, const Options& options) {
+  JITGEMM_ASSIGN_OR_RETURN(const jit::DriverApi* api, jit::GetDriver());
+  JITGEMM_ASSIGN_OR_RETURN(jit::DeviceContext device, jit::CurrentDevice(*api));
+  const std::optional<jit::KernelConfig> config =
+      ElementwiseConfig(problem, device.target, options);
+  if (!config) {
+    return absl::UnimplementedError("no elementwise kernel for this problem's epilogue");
+  }
+  return MakeJitElementwiseEpilogueOf(problem, options, *config);
 }
 
 }  // namespace jitgemm

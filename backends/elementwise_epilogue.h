@@ -4,16 +4,30 @@
 #define JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "backends/cublas_backend.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
 #include "jitgemm/options.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm {
 
-// Specialises, compiles (or loads from the cache) and loads the bias +
-// activation kernel for the problem's D on the current device.
+// The config of the bias + activation kernel for the problem's D on
+// `target`; NotFound-free: nullopt when the family offers none.
+std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
+                                                   const jit::TargetInfo& target,
+                                                   const Options& options);
+
+// Specialises, compiles (or loads from the cache) and loads the elementwise
+// kernel of `config` for the problem's D on the current device.
+absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogueOf(
+    const GemmProblem& problem, const Options& options, const jit::KernelConfig& config);
+
+// Same, with ElementwiseConfig for the current device; Unimplemented when
+// there is none.
 absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> MakeJitElementwiseEpilogue(
     const GemmProblem& problem, const Options& options);
 

@@ -8,66 +8,46 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "cache/key.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
 
-std::string CublasName(int algorithm) {
-  return algorithm == 0 ? std::string(kCublasName) : absl::StrCat(kCublasName, "#", algorithm);
-}
-
-int CublasAlgorithm(const std::string& name) {
-  if (name == kCublasName) return 0;
-  const std::string prefix = absl::StrCat(kCublasName, "#");
-  int k = -1;
-  if (name.rfind(prefix, 0) == 0 && absl::SimpleAtoi(name.substr(prefix.size()), &k) && k > 0) {
-    return k;
-  }
-  return -1;
-}
-
 namespace {
 
 using BackendPtr = std::unique_ptr<Backend>;
 
-int JitIndex(const TuneRequest& r, const std::string& name) {
-  auto it = std::find(r.jit_names.begin(), r.jit_names.end(), name);
-  return it == r.jit_names.end() ? -1 : static_cast<int>(it - r.jit_names.begin());
-}
-
-absl::StatusOr<BackendPtr> Build(const TuneRequest& r, const std::string& name) {
-  if (const int k = CublasAlgorithm(name); k >= 0) {
-    if (!r.make_cublas) return absl::FailedPreconditionError("cuBLAS is not allowed");
-    return r.make_cublas(k);
+// The candidate a record's winner names, or null when the set has none.
+const Candidate* Named(const TuneRequest& r, std::string_view name) {
+  for (const Candidate& c : r.candidates) {
+    if (CandidateName(c) == name) return &c;
   }
-  const int i = JitIndex(r, name);
-  if (i < 0) return absl::NotFoundError(absl::StrCat("no candidate ", name));
-  return r.make_jit(i);
+  return nullptr;
 }
 
 absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& why) {
   absl::Status last = absl::UnimplementedError("no JIT candidate");
-  for (int i = 0; i < static_cast<int>(r.jit_names.size()); ++i) {
-    auto b = r.make_jit(i);
+  for (const Candidate& c : r.candidates) {
+    if (IsCublas(c)) continue;
+    auto b = r.build(c);
     if (b.ok()) {
       TuneResult out;
       out.backend = std::move(*b);
-      out.winner = r.jit_names[i];
+      out.winner = c;
       out.reason = absl::StrCat("heuristic choice, not timed (", why, ")");
       return out;
     }
     last = b.status();
     if (!absl::IsNotFound(last)) break;  // NotFound: not cached with compiling off
   }
-  if (r.make_cublas) {
-    auto b = r.make_cublas(0);
+  for (const Candidate& c : r.candidates) {
+    if (!IsCublas(c)) continue;
+    auto b = r.build(c);  // cuBLASLt's first suggestion
     if (b.ok()) {
       TuneResult out;
       out.backend = std::move(*b);
-      out.winner = kCublasName;
+      out.winner = c;
       out.reason = absl::StrCat("cuBLAS, not timed (", why, "); no JIT kernel: ", last.message());
       return out;
     }
@@ -82,11 +62,7 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
 
 absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   const cache::CacheKey key = cache::MakeCacheKey(r.record_key_text);
-  auto winner_exists = [&](std::string_view w) {
-    const int k = CublasAlgorithm(std::string(w));
-    if (k >= 0) return r.make_cublas != nullptr && k < std::max(1, r.cublas_algorithms);
-    return JitIndex(r, std::string(w)) >= 0;
-  };
+  auto winner_exists = [&](std::string_view w) { return Named(r, w) != nullptr; };
   // A record that exists but cannot be used (other device, driver or library,
   // a winner that no longer exists, malformed) is replaced by a fresh tuning.
   bool replace_record = false;
@@ -96,11 +72,12 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     auto record = cache::LoadTuningRecord(*r.cache, key, current, winner_exists);
     replace_record = !record.ok() && !absl::IsNotFound(record.status());
     if (record.ok()) {
-      auto b = Build(r, record->winner);
+      const Candidate& winner = *Named(r, record->winner);  // winner_exists held
+      auto b = r.build(winner);
       if (b.ok()) {
         TuneResult out;
         out.backend = std::move(*b);
-        out.winner = record->winner;
+        out.winner = winner;
         out.reason = absl::StrCat("stored decision: ", record->reason);
         out.candidate_us = record->candidate_us;
         out.from_record = true;
@@ -122,17 +99,13 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
       return timer.status();
     }
     std::vector<Timing> timings;
-    std::vector<std::string> names = r.jit_names;
-    if (r.make_cublas) {
-      for (int k = 0; k < std::max(1, r.cublas_algorithms); ++k) names.push_back(CublasName(k));
-    }
-    for (const std::string& name : names) {
-      Timing t{name, CublasAlgorithm(name) >= 0, -1};
-      auto b = Build(r, name);
+    for (const Candidate& c : r.candidates) {
+      Timing t{CandidateName(c), IsCublas(c), -1};
+      auto b = r.build(c);
       if (b.ok()) {
         auto us = (*timer)->MedianUs(**b);
         if (us.ok()) t.us = *us;
-        built[name] = std::move(*b);
+        built[t.name] = std::move(*b);
       }
       timings.push_back(t);
     }
@@ -159,15 +132,20 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   }
   auto record = cache::TuningRecord::FromJson(*json);
   if (!record.ok()) return record.status();
+  const Candidate* winner = Named(r, record->winner);
+  if (winner == nullptr) {
+    // Another process stored a winner outside this candidate set.
+    return absl::NotFoundError(absl::StrCat("tuning record names no candidate: ", record->winner));
+  }
   TuneResult out;
-  out.winner = record->winner;
+  out.winner = *winner;
   out.reason = record->reason;
   out.candidate_us = record->candidate_us;
-  if (auto it = built.find(out.winner); it != built.end()) {
+  if (auto it = built.find(record->winner); it != built.end()) {
     out.backend = std::move(it->second);
   } else {
     // Another process tuned while this one waited on the key lock.
-    auto b = Build(r, out.winner);
+    auto b = r.build(*winner);
     if (!b.ok()) return b.status();
     out.backend = std::move(*b);
     out.from_record = true;

@@ -6,7 +6,7 @@
 //   stored record (valid for this device, driver, cuBLAS and library)
 //     -> its winner
 //   else heuristic policy, capture in progress or no timer
-//     -> the first JIT config that builds, else cuBLAS (nothing stored)
+//     -> the first JIT candidate that builds, else cuBLAS (nothing stored)
 //   else (one tuner per problem across processes, via the cache's key lock)
 //     build every candidate, time each with the timer, apply the rule, store
 //
@@ -26,26 +26,16 @@
 #include "cache/disk_cache.h"
 #include "cache/tuning_record.h"
 #include "jitgemm/options.h"
+#include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
 
 namespace jitgemm::tune {
 
-inline constexpr char kCublasName[] = "cublas";
-
-// "cublas" is cuBLASLt's first suggestion, "cublas#k" its k-th (k >= 1).
-std::string CublasName(int algorithm);
-// The algorithm number of a cuBLAS candidate name, or -1 for a JIT name.
-int CublasAlgorithm(const std::string& name);
-
 struct TuneRequest {
-  // JIT candidates by name (a KernelConfig's text), best heuristic guess first.
-  std::vector<std::string> jit_names;
-  std::function<absl::StatusOr<std::unique_ptr<Backend>>(int index)> make_jit;
-  // Null when cuBLAS may not serve the plan (backend policy kJitOnly). Its
-  // argument picks cuBLASLt's n-th heuristic suggestion; the first
-  // `cublas_algorithms` of them are timed.
-  std::function<absl::StatusOr<std::unique_ptr<Backend>>(int algorithm)> make_cublas;
-  int cublas_algorithms = 1;
+  // The candidate set (ProposeCandidates): JIT configs best guess first, then
+  // cuBLASLt algorithms. Every candidate is built by `build`.
+  std::vector<Candidate> candidates;
+  std::function<absl::StatusOr<std::unique_ptr<Backend>>(const Candidate&)> build;
   // Made on demand, only when timing is needed. Null: timing impossible.
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;
@@ -58,9 +48,11 @@ struct TuneRequest {
 
 struct TuneResult {
   std::unique_ptr<Backend> backend;
-  std::string winner;  // a CublasName(k) or a jit name
+  Candidate winner;
   std::string reason;
-  std::vector<std::pair<std::string, double>> candidate_us;  // empty when not timed
+  // CandidateName and median microseconds of every timed candidate; empty
+  // when not timed.
+  std::vector<std::pair<std::string, double>> candidate_us;
   bool from_record = false;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,12 +24,12 @@
 #include "core/options_signature.h"
 #include "core/problem_signature.h"
 #include "core/status_macros.h"
-#include "jit/candidates.h"
 #include "jit/driver_api.h"
 #include "jit/family.h"
 #include "jit/kernel_store.h"
 #include "jit/launcher.h"
 #include "jit/specializer.h"
+#include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
 #include "tune/tuner.h"
 
@@ -149,28 +150,27 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   jit::RelaxedCaptureScope relaxed(*api);
   const bool capturing = jit::DefaultStreamCapturing(*api);
 
-  const std::vector<jit::KernelConfig> configs = jit::ProposeConfigs(p, device.target, options);
+  tune::TuneRequest request;
+  request.candidates = tune::ProposeCandidates(p, device.target, options);
+  const std::vector<jit::KernelConfig> configs = tune::JitConfigs(request.candidates);
   bool compiled_any = configs.size() > 1 && options.jit_enabled &&
                       PrecompileInParallel(p, configs, options, device);
-
-  tune::TuneRequest request;
-  for (const auto& c : configs) request.jit_names.push_back(c.ToString());
-  request.make_jit = [&](int i) -> absl::StatusOr<std::unique_ptr<Backend>> {
+  request.build = [&](const tune::Candidate& c) -> absl::StatusOr<std::unique_ptr<Backend>> {
+    if (const auto* cublas = std::get_if<tune::CublasAlgorithm>(&c)) {
+      ElementwiseEpilogueFactory elementwise = UnimplementedElementwiseEpilogue;
+      if (cublas->elementwise) {
+        elementwise = [config = *cublas->elementwise](const GemmProblem& q, const Options& o) {
+          return MakeJitElementwiseEpilogueOf(q, o, config);
+        };
+      }
+      return CreateCublasBackend(p, options, elementwise, cublas->index);
+    }
     bool compiled = false;
-    auto b = JitBackend::Create(p, configs[i], options, device, &compiled);
+    auto b = JitBackend::Create(p, std::get<jit::KernelConfig>(c), options, device, &compiled);
     compiled_any = compiled_any || compiled;
     if (!b.ok()) return b.status();
     return std::unique_ptr<Backend>(std::move(*b));
   };
-  if (options.backend == BackendPolicy::kAuto) {
-    request.make_cublas = [&](int algorithm) {
-      return CreateCublasBackend(p, options, MakeJitElementwiseEpilogue, algorithm);
-    };
-    // cuBLASLt's first suggestion is not always its fastest: time a few.
-    request.cublas_algorithms = options.tuning == TuningPolicy::kExhaustive ? 6
-                                : options.tuning == TuningPolicy::kFast     ? 3
-                                                                            : 1;
-  }
   request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
     JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));
     return std::unique_ptr<tune::CandidateTimer>(std::move(timer));
@@ -184,15 +184,15 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
 
   JITGEMM_ASSIGN_OR_RETURN(tune::TuneResult result, tune::SelectBackend(request));
   impl->backend = std::move(result.backend);
-  impl->info.backend = tune::CublasAlgorithm(result.winner) >= 0 ? "cublas" : "jit";
+  const bool cublas_won = tune::IsCublas(result.winner);
+  impl->info.backend = cublas_won ? "cublas" : "jit";
   impl->info.kernel_name = impl->backend->Describe();
   impl->info.compiled = compiled_any;
   impl->info.reason = result.reason;
   impl->info.candidate_us = result.candidate_us;
   if (!options.jit_enabled) {
     impl->info.reason =
-        absl::StrCat("JITGEMM_JIT=off, served by ",
-                     tune::CublasAlgorithm(result.winner) >= 0 ? "cuBLAS" : "a cached kernel", "; ",
+        absl::StrCat("JITGEMM_JIT=off, served by ", cublas_won ? "cuBLAS" : "a cached kernel", "; ",
                      result.reason);
   }
   // Strict mode always says what served each plan, as deployments want to know.

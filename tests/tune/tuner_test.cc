@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -19,6 +20,31 @@ namespace jitgemm::tune {
 namespace {
 
 using ::testing::HasSubstr;
+
+constexpr char kCublasName[] = "cublas";
+
+jit::KernelConfig Config(jit::Family family, int block) {
+  jit::KernelConfig c;
+  c.family = family;
+  c.block_m = c.block_n = block;
+  return c;
+}
+
+// Three JIT candidates, best heuristic guess first.
+const Candidate kA = Config(jit::Family::kSm80, 64);
+const Candidate kB = Config(jit::Family::kSm80, 128);
+const Candidate kC = Config(jit::Family::kSimt, 32);
+
+std::string Name(const Candidate& c) { return CandidateName(c); }
+std::vector<Candidate> Cublas(int n) {
+  std::vector<Candidate> out;
+  for (int k = 0; k < n; ++k) out.push_back(CublasAlgorithm{k});
+  return out;
+}
+std::vector<Candidate> Set(std::vector<Candidate> jit, int cublas) {
+  for (Candidate& c : Cublas(cublas)) jit.push_back(std::move(c));
+  return jit;
+}
 
 TEST(ChooseFastestTest, JitMustBeatCublasByTheMargin) {
   std::vector<Timing> t = {{"jit-a", false, 9.6}, {"jit-b", false, 9.8}, {kCublasName, true, 10.0}};
@@ -105,16 +131,14 @@ class TunerTest : public ::testing::Test {
 
   TuneRequest Request(TuningPolicy policy = TuningPolicy::kFast) {
     TuneRequest r;
-    r.jit_names = {"sm80 64x64", "sm80 128x128", "simt 32x32"};
-    r.make_jit = [this, names = r.jit_names](int i) -> absl::StatusOr<std::unique_ptr<Backend>> {
+    r.candidates = Set({kA, kB, kC}, 1);
+    r.build = [this](const Candidate& c) -> absl::StatusOr<std::unique_ptr<Backend>> {
       ++builds_;
-      if (not_cached_.count(names[i])) return absl::NotFoundError("not cached, JIT off");
-      return std::unique_ptr<Backend>(new FakeBackend(names[i]));
-    };
-    r.make_cublas = [this](int algorithm) -> absl::StatusOr<std::unique_ptr<Backend>> {
-      ++builds_;
-      if (algorithm >= 3) return absl::NotFoundError("Lt offers 3 algorithms");
-      return std::unique_ptr<Backend>(new FakeBackend(CublasName(algorithm)));
+      if (const auto* cublas = std::get_if<CublasAlgorithm>(&c); cublas && cublas->index >= 3) {
+        return absl::NotFoundError("Lt offers 3 algorithms");
+      }
+      if (not_cached_.count(Name(c))) return absl::NotFoundError("not cached, JIT off");
+      return std::unique_ptr<Backend>(new FakeBackend(Name(c)));
     };
     r.make_timer = [this]() -> absl::StatusOr<std::unique_ptr<CandidateTimer>> {
       ++timers_;
@@ -131,7 +155,7 @@ class TunerTest : public ::testing::Test {
   std::shared_ptr<cache::DiskCache> cache_;
   cache::TuningRecord env_;
   std::map<std::string, double> us_ = {
-      {"sm80 64x64", 2.0}, {"sm80 128x128", 3.0}, {"simt 32x32", 9.0}, {kCublasName, 2.6}};
+      {Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}};
   std::set<std::string> not_cached_;
   std::atomic<int> builds_{0}, timers_{0}, timings_{0};
 };
@@ -139,8 +163,8 @@ class TunerTest : public ::testing::Test {
 TEST_F(TunerTest, TimesEveryCandidateAndPicksByTheRule) {
   auto r = SelectBackend(Request());
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->winner, "sm80 64x64");
-  EXPECT_EQ(r->backend->Describe(), "sm80 64x64");
+  EXPECT_EQ(Name(r->winner), Name(kA));
+  EXPECT_EQ(r->backend->Describe(), Name(kA));
   EXPECT_FALSE(r->from_record);
   EXPECT_EQ(timings_.load(), 4);
   EXPECT_EQ(r->candidate_us.size(), 4u);
@@ -151,36 +175,34 @@ TEST_F(TunerTest, SeveralCublasAlgorithmsAreTimedAndTheBestIsTheBaseline) {
   us_["cublas#1"] = 1.9;  // cuBLASLt's second suggestion beats its first (2.6)
   us_["cublas#2"] = 3.0;
   TuneRequest r = Request();
-  r.cublas_algorithms = 4;  // the fourth does not exist: skipped, not an error
+  r.candidates = Set({kA, kB, kC}, 4);  // the fourth does not exist: skipped, not an error
   auto result = SelectBackend(r);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->winner, "cublas#1");  // JIT's 2.0 is not 3% below 1.9
+  EXPECT_EQ(Name(result->winner), "cublas#1");  // JIT's 2.0 is not 3% below 1.9
   EXPECT_EQ(result->backend->Describe(), "cublas#1");
   auto again = SelectBackend(r);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->from_record);
-  EXPECT_EQ(again->winner, "cublas#1");
-  EXPECT_EQ(CublasAlgorithm("cublas"), 0);
-  EXPECT_EQ(CublasAlgorithm("cublas#12"), 12);
-  EXPECT_EQ(CublasAlgorithm("cublas#x"), -1);
-  EXPECT_EQ(CublasAlgorithm("sm80 64x64"), -1);
+  EXPECT_EQ(again->winner, (Candidate{CublasAlgorithm{1}}));
+  EXPECT_EQ(Name(CublasAlgorithm{0}), "cublas");
+  EXPECT_EQ(Name(CublasAlgorithm{12}), "cublas#12");
 }
 
 TEST_F(TunerTest, CublasKeepsNearTies) {
-  us_["sm80 64x64"] = 2.55;  // 2% faster than cuBLAS's 2.6
+  us_[Name(kA)] = 2.55;  // 2% faster than cuBLAS's 2.6
   auto r = SelectBackend(Request());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->winner, kCublasName);
+  EXPECT_EQ(Name(r->winner), kCublasName);
 }
 
 TEST_F(TunerTest, StoredDecisionIsReusedWithoutTiming) {
   ASSERT_TRUE(SelectBackend(Request()).ok());
   const int timed = timings_.load();
-  us_["sm80 64x64"] = 100;  // a new measurement would now pick differently
+  us_[Name(kA)] = 100;  // a new measurement would now pick differently
   auto again = SelectBackend(Request());
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->from_record);
-  EXPECT_EQ(again->winner, "sm80 64x64");
+  EXPECT_EQ(again->winner, kA);
   EXPECT_EQ(timings_.load(), timed);
   // Another process (a fresh cache object on the same root) decides the same.
   cache::CacheSettings settings;
@@ -188,7 +210,7 @@ TEST_F(TunerTest, StoredDecisionIsReusedWithoutTiming) {
   cache_ = cache::DiskCache::Open(settings);
   auto other = SelectBackend(Request());
   ASSERT_TRUE(other.ok());
-  EXPECT_EQ(other->winner, "sm80 64x64");
+  EXPECT_EQ(other->winner, kA);
   EXPECT_EQ(timings_.load(), timed);
 }
 
@@ -199,33 +221,30 @@ TEST_F(TunerTest, StaleRecordsAreRetuned) {
   us_[kCublasName] = 1.0;
   auto r = SelectBackend(Request());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->winner, kCublasName);
+  EXPECT_EQ(Name(r->winner), kCublasName);
   EXPECT_GT(timings_.load(), timed);
 }
 
 TEST_F(TunerTest, RecordNamingAMissingCandidateIsRetuned) {
   ASSERT_TRUE(SelectBackend(Request()).ok());
   TuneRequest r = Request();
-  r.jit_names = {"sm80 128x128", "simt 32x32"};  // the old winner no longer exists
-  r.make_jit = [names = r.jit_names](int i) -> absl::StatusOr<std::unique_ptr<Backend>> {
-    return std::unique_ptr<Backend>(new FakeBackend(names[i]));
-  };
+  r.candidates = Set({kB, kC}, 1);  // the old winner no longer exists
   // The record key leaves the candidate list out, so the old record is found,
   // rejected for its unknown winner, and replaced by a fresh tuning.
   auto result = SelectBackend(r);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->winner, kCublasName);  // 128x128 at 3.0 us loses to 2.6
+  EXPECT_EQ(Name(result->winner), kCublasName);  // 128x128 at 3.0 us loses to 2.6
   EXPECT_FALSE(result->from_record);
   auto again = SelectBackend(r);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->from_record);
-  EXPECT_EQ(again->winner, kCublasName);
+  EXPECT_EQ(Name(again->winner), kCublasName);
 }
 
 TEST_F(TunerTest, HeuristicPolicyAndCaptureNeverTime) {
   auto h = SelectBackend(Request(TuningPolicy::kHeuristic));
   ASSERT_TRUE(h.ok());
-  EXPECT_EQ(h->winner, "sm80 64x64");
+  EXPECT_EQ(h->winner, kA);
   EXPECT_THAT(h->reason, HasSubstr("heuristic"));
   TuneRequest cap = Request();
   cap.capturing = true;
@@ -244,26 +263,26 @@ TEST_F(TunerTest, CaptureUsesAStoredDecision) {
   cap.capturing = true;
   auto c = SelectBackend(cap);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->winner, kCublasName);
+  EXPECT_EQ(Name(c->winner), kCublasName);
   EXPECT_TRUE(c->from_record);
   EXPECT_EQ(timings_.load(), timed);
 }
 
 TEST_F(TunerTest, JitOffSkipsUncachedKernels) {
-  not_cached_ = {"sm80 64x64", "sm80 128x128", "simt 32x32"};
+  not_cached_ = {Name(kA), Name(kB), Name(kC)};
   auto h = SelectBackend(Request(TuningPolicy::kHeuristic));
   ASSERT_TRUE(h.ok());
-  EXPECT_EQ(h->winner, kCublasName);
-  not_cached_ = {"sm80 64x64"};
+  EXPECT_EQ(Name(h->winner), kCublasName);
+  not_cached_ = {Name(kA)};
   auto t = SelectBackend(Request());
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->winner, kCublasName);  // 128x128 at 3.0 us loses to 2.6
+  EXPECT_EQ(Name(t->winner), kCublasName);  // 128x128 at 3.0 us loses to 2.6
 }
 
 TEST_F(TunerTest, JitOnlyWithoutKernelsIsAnError) {
-  not_cached_ = {"sm80 64x64", "sm80 128x128", "simt 32x32"};
+  not_cached_ = {Name(kA), Name(kB), Name(kC)};
   TuneRequest r = Request(TuningPolicy::kHeuristic);
-  r.make_cublas = nullptr;
+  r.candidates = Set({kA, kB, kC}, 0);  // JIT only
   EXPECT_THAT(SelectBackend(r),
               jitgemm::support::StatusIs(absl::StatusCode::kNotFound, HasSubstr("JIT off")));
 }
@@ -275,12 +294,12 @@ TEST_F(TunerTest, ConcurrentTunersOfOneProblemTuneOnce) {
     threads.emplace_back([&, i] {
       auto r = SelectBackend(Request());
       ASSERT_TRUE(r.ok()) << r.status();
-      winners[i] = r->winner;
+      winners[i] = Name(r->winner);
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(timings_.load(), 4) << "one tuning run for the problem";
-  for (const auto& w : winners) EXPECT_EQ(w, "sm80 64x64");
+  for (const auto& w : winners) EXPECT_EQ(w, Name(kA));
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+// The candidate set: kernel choice in one place (tune/candidate_set.h).
+#include "tune/candidate_set.h"
+
+#include <variant>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/launcher.h"
+
+namespace jitgemm::tune {
+namespace {
+
+GemmProblem Linear(int64_t m) {
+  GemmProblem p = MakeGemm(m, 2048, 4096, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kGeluErf;  // no Lt epilogue: the elementwise pass
+  return Canonicalize(p);
+}
+
+int CountCublas(const std::vector<Candidate>& set) {
+  int n = 0;
+  for (const Candidate& c : set) n += IsCublas(c);
+  return n;
+}
+
+TEST(CandidateSetTest, JitConfigsFirstThenCublasSuggestionsByPolicy) {
+  const jit::TargetInfo hopper = jit::OfflineTarget(90);
+  for (auto [policy, cublas] :
+       {std::pair{TuningPolicy::kHeuristic, 1}, std::pair{TuningPolicy::kFast, 3},
+        std::pair{TuningPolicy::kExhaustive, 6}}) {
+    Options o;
+    o.tuning = policy;
+    const std::vector<Candidate> set = ProposeCandidates(Linear(8), hopper, o);
+    EXPECT_EQ(CountCublas(set), cublas);
+    const std::vector<jit::KernelConfig> jit = jit::ProposeConfigs(Linear(8), hopper, o);
+    EXPECT_EQ(JitConfigs(set), jit);
+    ASSERT_EQ(set.size(), jit.size() + cublas);
+    for (size_t i = 0; i < set.size(); ++i) {
+      EXPECT_EQ(IsCublas(set[i]), i >= jit.size()) << i;
+      if (i >= jit.size()) {
+        EXPECT_EQ(std::get<CublasAlgorithm>(set[i]).index, static_cast<int>(i - jit.size()));
+      }
+    }
+  }
+}
+
+TEST(CandidateSetTest, BackendPolicyRemovesASide) {
+  const jit::TargetInfo hopper = jit::OfflineTarget(90);
+  Options o;
+  o.backend = BackendPolicy::kJitOnly;
+  EXPECT_EQ(CountCublas(ProposeCandidates(Linear(8), hopper, o)), 0);
+  o.backend = BackendPolicy::kCublasOnly;
+  const std::vector<Candidate> set = ProposeCandidates(Linear(8), hopper, o);
+  EXPECT_TRUE(JitConfigs(set).empty());
+  EXPECT_EQ(CountCublas(set), 3);
+}
+
+TEST(CandidateSetTest, CublasCandidatesCarryTheElementwisePass) {
+  const jit::TargetInfo hopper = jit::OfflineTarget(90), ampere = jit::OfflineTarget(80);
+  Options o;
+  const std::vector<Candidate> set = ProposeCandidates(Linear(8), hopper, o);
+  const auto& first = std::get<CublasAlgorithm>(set[set.size() - 3]);
+  ASSERT_TRUE(first.elementwise.has_value());
+  EXPECT_EQ(first.elementwise->family, jit::Family::kElementwise);
+  EXPECT_TRUE(first.elementwise->pdl);
+  const std::vector<Candidate> old = ProposeCandidates(Linear(8), ampere, o);
+  EXPECT_FALSE(std::get<CublasAlgorithm>(old.back()).elementwise->pdl) << "PDL needs sm_90";
+}
+
+TEST(CandidateSetTest, NamesAreTheRecordsSpelling) {
+  EXPECT_EQ(CandidateName(CublasAlgorithm{0}), "cublas");
+  EXPECT_EQ(CandidateName(CublasAlgorithm{2}), "cublas#2");
+  jit::KernelConfig c;
+  c.family = jit::Family::kSm80;
+  EXPECT_EQ(CandidateName(c), c.ToString());
+  EXPECT_EQ(CublasSuggestions(TuningPolicy::kFast), 3);
+}
+
+}  // namespace
+}  // namespace jitgemm::tune
