@@ -67,7 +67,7 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   // a winner that no longer exists, malformed) is replaced by a fresh tuning.
   bool replace_record = false;
   if (r.cache != nullptr) {
-    cache::TuningRecord current = r.environment;
+    cache::TuningRecord current = RecordIn(r.environment);
     current.problem_signature = r.record_key_text;
     auto record = cache::LoadTuningRecord(*r.cache, key, current, winner_exists);
     replace_record = !record.ok() && !absl::IsNotFound(record.status());
@@ -111,7 +111,7 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     }
     const Choice choice = ChooseFastest(timings, r.margin);
     if (choice.index < 0) return absl::UnavailableError("tuning: no candidate could run");
-    cache::TuningRecord record = r.environment;
+    cache::TuningRecord record = RecordIn(r.environment);
     record.problem_signature = r.record_key_text;
     record.winner = timings[choice.index].name;
     record.reason = choice.reason;

@@ -28,6 +28,7 @@
 #include "jitgemm/options.h"
 #include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
+#include "tune/tuning_key.h"
 
 namespace jitgemm::tune {
 
@@ -43,7 +44,7 @@ struct TuneRequest {
   bool capturing = false;                   // stream capture in progress
   std::shared_ptr<cache::DiskCache> cache;  // null: nothing persisted
   std::string record_key_text;              // problem + options + environment
-  cache::TuningRecord environment;          // the env fields of a record made now
+  TuningEnvironment environment;            // where a record made now holds
 };
 
 struct TuneResult {

@@ -1,7 +1,5 @@
 #include "jitgemm/plan.h"
 
-#include <cublasLt.h>
-
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -21,8 +19,6 @@
 #include "backends/jit_backend.h"
 #include "cache/disk_cache.h"
 #include "cache/tuning_record.h"
-#include "core/options_signature.h"
-#include "core/problem_signature.h"
 #include "core/status_macros.h"
 #include "jit/driver_api.h"
 #include "jit/family.h"
@@ -32,6 +28,7 @@
 #include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
 #include "tune/tuner.h"
+#include "tune/tuning_key.h"
 
 namespace jitgemm {
 
@@ -90,28 +87,6 @@ bool PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelCon
   }
   for (auto& t : threads) t.join();
   return compiled_any;
-}
-
-cache::TuningRecord CurrentEnvironment(const jit::DriverApi& api,
-                                       const jit::DeviceContext& device) {
-  cache::TuningRecord env;
-  env.device_name = device.name;
-  env.sm_count = device.target.multiprocessors;
-  api.cuDriverGetVersion(&env.driver_version);
-  env.cublas_version = static_cast<int>(cublasLtGetVersion());
-  env.library_version = absl::StrCat(JITGEMM_VERSION_STRING, "+abi", jit::kLibraryAbiVersion, "+",
-                                     jit::EmbeddedSourcesHash());
-  return env;
-}
-
-// What a stored decision depends on: the problem, the options that change the
-// candidates' behaviour, and the environment. The candidate list is left out
-// so a new candidate set does not orphan old decisions.
-std::string TuningKeyText(const GemmProblem& p, const Options& o, const cache::TuningRecord& env) {
-  return absl::StrCat("jitgemm-tuning-key v1\nproblem=", ProblemSignature(p), "\n",
-                      OptionsSignature(o), "\ndevice=", env.device_name, " sms=", env.sm_count,
-                      " driver=", env.driver_version, " cublas=", env.cublas_version,
-                      " lib=", env.library_version, "\n");
 }
 
 absl::Status UseCublas(const GemmProblem& p, const Options& options, const std::string& reason,
@@ -179,8 +154,8 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   request.margin = options.win_margin;
   request.capturing = capturing;
   request.cache = cache::DiskCache::Default();
-  request.environment = CurrentEnvironment(*api, device);
-  request.record_key_text = TuningKeyText(p, options, request.environment);
+  request.environment = tune::CurrentTuningEnvironment(*api, device);
+  request.record_key_text = tune::TuningKeyText(p, options, request.environment);
 
   JITGEMM_ASSIGN_OR_RETURN(tune::TuneResult result, tune::SelectBackend(request));
   impl->backend = std::move(result.backend);

@@ -23,11 +23,13 @@
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "core/options_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/nvrtc_compiler.h"
 #include "tests/cache/test_util.h"
 #include "tests/tools/subprocess.h"
+#include "tune/tuning_key.h"
 
 namespace jitgemm::tools {
 namespace {
@@ -235,10 +237,11 @@ TEST_F(ToolsTest, ManifestSubsetExportHoldsExactlyItsKernels) {
       LoadManifestKernels({seed003}, *target, TuningPolicy::kHeuristic);
   ASSERT_TRUE(k.ok());
   ASSERT_FALSE(k->signatures.empty());
+  const std::string options = OptionsSignature(Options());
   const cache::CacheKey ours =
-      cache::MakeCacheKey(absl::StrCat("jitgemm-tuning-key v1\nproblem=", k->signatures[0], "\n"));
+      cache::MakeCacheKey(tune::TuningKeyText(k->signatures[0], options, {}));
   const cache::CacheKey other =
-      cache::MakeCacheKey("jitgemm-tuning-key v1\nproblem=not-in-any-manifest\n");
+      cache::MakeCacheKey(tune::TuningKeyText("not-in-any-manifest", options, {}));
   {
     std::shared_ptr<cache::DiskCache> c =
         cache::DiskCache::Open(cache::testing::TestSettings(copy));

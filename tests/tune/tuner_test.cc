@@ -153,7 +153,7 @@ class TunerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   std::shared_ptr<cache::DiskCache> cache_;
-  cache::TuningRecord env_;
+  TuningEnvironment env_;
   std::map<std::string, double> us_ = {
       {Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}};
   std::set<std::string> not_cached_;
