@@ -22,7 +22,7 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
   backend->api_ = api;
   backend->shape_ = family.Shape(problem, config, device.target);
   const jit::KernelSource source =
-      jit::Specialize(problem, config, family, backend->shape_, options.pointer_alignment);
+      jit::SpecializeFor(problem, config, device.target, options.pointer_alignment);
   jit::GetOptions get;
   get.allow_compile = options.jit_enabled;
   get.compiled = compiled;

@@ -130,6 +130,13 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   return out;
 }
 
+KernelSource SpecializeFor(const GemmProblem& problem, const KernelConfig& config,
+                           const TargetInfo& target, int pointer_alignment) {
+  const KernelFamily& family = GetFamily(config.family);
+  return Specialize(problem, config, family, family.Shape(problem, config, target),
+                    pointer_alignment);
+}
+
 const std::string& EmbeddedSourcesHash() {
   static const std::string* const kHash = [] {
     XXH3_state_t* state = XXH3_createState();

@@ -4,8 +4,8 @@
 //
 // It also makes the canonical key text of that kernel: library ABI version,
 // NVRTC version, exact arch, compile options, hash of the embedded sources the
-// unit includes (jit/source_closure.h), and the generated source itself (which spells out family, config and every
-// problem field the code depends on). No paths, hostnames or times enter it.
+// unit includes (jit/source_closure.h), and the generated source itself (which spells out family,
+// config and every problem field the code depends on). No paths, hostnames or times enter it.
 //
 // Thread safety: pure functions.
 #ifndef JITGEMM_JIT_SPECIALIZER_H_
@@ -40,6 +40,13 @@ int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batc
 KernelSource Specialize(const GemmProblem& problem, const KernelConfig& config,
                         const KernelFamily& family, const LaunchShape& shape,
                         int pointer_alignment);
+
+// The one recipe from (problem, config, target) to the kernel: the family's
+// launch shape for the target, then Specialize. Plans, their parallel
+// precompile, the warm-up tool and bundle export all use it, so they agree
+// on every key. REQUIRES as for Specialize.
+KernelSource SpecializeFor(const GemmProblem& problem, const KernelConfig& config,
+                           const TargetInfo& target, int pointer_alignment);
 
 // XXH3-64 of every embedded kernel source (names and texts), as 16 hex digits:
 // the library's whole kernel text, part of a tuning record's library version.

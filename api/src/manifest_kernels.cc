@@ -81,9 +81,8 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
       }
       if (options.backend == BackendPolicy::kCublasOnly) continue;
       for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) {
-        const jit::KernelFamily& f = jit::GetFamily(c.family);
         jit::KernelSource source =
-            jit::Specialize(p, c, f, f.Shape(p, c, target.target), options.pointer_alignment);
+            jit::SpecializeFor(p, c, target.target, options.pointer_alignment);
         if (!seen.emplace(source.source, source.name_expression).second) continue;
         out.kernels.push_back({path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
       }

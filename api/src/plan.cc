@@ -73,9 +73,8 @@ bool PrecompileInParallel(const GemmProblem& p, const std::vector<jit::KernelCon
   for (size_t t = 0; t < workers; ++t) {
     threads.emplace_back([&] {
       for (size_t i = next++; i < configs.size(); i = next++) {
-        const jit::KernelFamily& f = jit::GetFamily(configs[i].family);
-        const jit::KernelSource src = jit::Specialize(
-            p, configs[i], f, f.Shape(p, configs[i], device.target), options.pointer_alignment);
+        const jit::KernelSource src =
+            jit::SpecializeFor(p, configs[i], device.target, options.pointer_alignment);
         bool compiled = false;
         jit::GetOptions get;
         get.compiled = &compiled;

@@ -23,7 +23,7 @@ std::string KeyHex(const GemmProblem& problem, const KernelConfig& config) {
   const KernelFamily& f = GetFamily(config.family);
   const TargetInfo target = OfflineTarget(90);
   EXPECT_TRUE(f.Supports(p, config, target).ok()) << f.Supports(p, config, target);
-  const KernelSource source = Specialize(p, config, f, f.Shape(p, config, target), 16);
+  const KernelSource source = SpecializeFor(p, config, target, 16);
   return cache::MakeCacheKey(KeyText(source, "sm_90a", /*nvrtc_version=*/13000)).Hex();
 }
 

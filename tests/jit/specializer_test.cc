@@ -37,8 +37,7 @@ KernelConfig SimtConfig() {
 
 std::string Key(const GemmProblem& p, const KernelConfig& c = SimtConfig(),
                 const std::string& arch = "sm_90a", int nvrtc = 13000, int align = 16) {
-  const KernelFamily& f = GetFamily(c.family);
-  return KeyText(Specialize(p, c, f, f.Shape(p, c, OfflineTarget(90)), align), arch, nvrtc);
+  return KeyText(SpecializeFor(p, c, OfflineTarget(90), align), arch, nvrtc);
 }
 
 TEST(SpecializeTest, WritesExactConstants) {
