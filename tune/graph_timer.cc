@@ -9,8 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cuda_runtime_status.h"
+#include "core/graph_replay.h"
 #include "core/host_types.h"
 #include "core/problem_signature.h"
+#include "core/status_macros.h"
 
 namespace jitgemm::tune {
 namespace {
@@ -121,52 +123,24 @@ GraphTimer::~GraphTimer() {
 }
 
 absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
-  auto stream = static_cast<cudaStream_t>(stream_);
-  auto run = [&](int i) {
+  auto launch = [&](int i, cudaStream_t stream) {
     const Set& s = sets_[i % sets_.size()];
     return backend.Run({s.a, s.b, s.c, d_, s.bias}, reinterpret_cast<CUstream>(stream));
   };
-  // Warm-up outside the graph: first-launch costs (module load) stay out.
-  if (absl::Status s = run(0); !s.ok()) return s;
-  if (absl::Status s = Cuda(cudaStreamSynchronize(stream), "warm-up run"); !s.ok()) return s;
-
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  if (absl::Status s = Cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                            "cudaStreamBeginCapture");
-      !s.ok()) {
-    return s;
+  GraphReplayConfig config;
+  config.launches = kLaunchesPerGraph;
+  config.warmup = 1;  // first-launch costs (module load) stay out of the graph
+  // Other threads of the process may be capturing graphs of their own.
+  config.mode = cudaStreamCaptureModeThreadLocal;
+  JITGEMM_ASSIGN_OR_RETURN(
+      std::unique_ptr<CapturedGraph> graph,
+      CapturedGraph::Capture(launch, static_cast<cudaStream_t>(stream_), config));
+  std::vector<double> us;
+  for (int r = 0; r < kReplays; ++r) {
+    JITGEMM_ASSIGN_OR_RETURN(const double one, graph->ReplayUs());
+    us.push_back(one);
   }
-  absl::Status launched = absl::OkStatus();
-  for (int i = 0; i < kLaunchesPerGraph && launched.ok(); ++i) launched = run(i);
-  absl::Status ended = Cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  if (!launched.ok() || !ended.ok()) {
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    return launched.ok() ? ended : launched;
-  }
-  absl::Status s = Cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  cudaGraphDestroy(graph);
-  if (!s.ok()) return s;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  s = Cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");  // warm replay
-  for (int r = 0; r < kReplays && s.ok(); ++r) {
-    cudaEventRecord(start, stream);
-    s = Cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-    cudaEventRecord(stop, stream);
-    if (s.ok()) s = Cuda(cudaEventSynchronize(stop), "kernel");
-    float t = 0;
-    if (s.ok()) s = Cuda(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  if (!s.ok()) return s;
-  std::sort(ms.begin(), ms.end());
-  return 1000.0 * ms[ms.size() / 2] / kLaunchesPerGraph;
+  return MedianOf(std::move(us));
 }
 
 }  // namespace jitgemm::tune

@@ -1,6 +1,7 @@
-// Timing as BENCHMARKS.md prescribes: warm up, capture `launches` calls into
-// one CUDA graph, replay it `replays` times between CUDA events, and report
-// the median time per call.
+// Timing as BENCHMARKS.md prescribes, on the graph-replay primitive of
+// core/graph_replay.h: warm up, capture `launches` calls into one CUDA graph,
+// replay it `replays` times between CUDA events, and report the median time
+// per call with the spread.
 //
 // Thread safety: one call at a time per stream.
 #ifndef JITGEMM_TOOLS_BENCH_GRAPH_TIMER_H_
@@ -8,22 +9,24 @@
 
 #include <cuda_runtime_api.h>
 
-#include <functional>
-#include <memory>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/graph_replay.h"
 
 namespace jitgemm::bench {
 
-// Enqueues call number `iter` (which selects the rotated buffers) on `stream`.
-using LaunchFn = std::function<absl::Status(int iter, cudaStream_t stream)>;
+using LaunchFn = GraphLaunchFn;
 
-struct TimingConfig {
-  int launches = 100;  // calls captured into one graph
-  int replays = 5;     // timed graph replays; the median is reported
-  int warmup = 3;      // eager calls before capture
+// Columns of one case are captured once each (CapturedGraph) and replayed in
+// turn (A B C A B C ...) so that clock and temperature drift over the run
+// spreads over every column instead of penalising the last one.
+using ::jitgemm::CapturedGraph;
+
+// Capture as GraphReplayConfig says (100 launches, 3 warm-up calls, global
+// capture mode), then `replays` timed replays; the median is reported.
+struct TimingConfig : GraphReplayConfig {
+  int replays = 5;
 };
 
 // Microseconds per call over the timed replays.
@@ -31,31 +34,6 @@ struct Timing {
   double median_us = 0;
   double min_us = 0;  // the spread between min and max tells the noise
   double max_us = 0;
-};
-
-// One column's captured graph, ready to replay. Columns of one case are
-// replayed in turn (A B C A B C ...) so that clock and temperature drift over
-// the run spreads over every column instead of penalising the last one.
-class CapturedGraph {
- public:
-  // Warms up, captures config.launches calls and replays the graph once
-  // untimed. A failure inside capture ends the capture cleanly and is
-  // returned with the call number.
-  static absl::StatusOr<std::unique_ptr<CapturedGraph>> Capture(const LaunchFn& launch,
-                                                                cudaStream_t stream,
-                                                                const TimingConfig& config);
-  ~CapturedGraph();
-  // Microseconds per call of one timed replay.
-  absl::StatusOr<double> ReplayUs();
-
- private:
-  CapturedGraph() = default;
-  cudaStream_t stream_ = nullptr;
-  int launches_ = 0;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
 };
 
 // Median, min and max of per-call samples.
