@@ -143,10 +143,14 @@ inline KernelConfig MakeWg(int block_n, int stages, int ks) {
   return c;
 }
 
-// The configs the family proposes for a problem, best guess first (see
-// small_m_candidates.cc for the rules and their measurements).
+// The configs the family proposes for a problem, best guess first: the rules
+// of small_m_candidates.cc in order. `skip_rule` (tests only) leaves one out.
 std::vector<KernelConfig> Candidates(const KernelFamily& family, const GemmProblem& p,
-                                     const TargetInfo& target, TuningPolicy policy);
+                                     const TargetInfo& target, TuningPolicy policy,
+                                     const char* skip_rule = nullptr);
+
+// The names of those rules, in order.
+std::vector<const char*> CandidateRuleNames();
 
 }  // namespace jitgemm::jit::small_m
 
