@@ -9,7 +9,7 @@
 //   block_n   rows of W (columns of B) per CTA = 16 * R * warps_n, R = 16-row
 //             tiles per warp
 //   block_k   32 (the chunk of K one product step covers), or 64 * KS
-//             (128, 256) for the wgmma path on sm_90a (see IsWg below)
+//             (128, 256) for the wgmma path on sm_90a (IsWg, small_m_geometry.h)
 //   warps_n   warps side by side along N
 //   warps_m   warps side by side along K inside the CTA (each a K sub-range,
 //             reduced in shared memory)
@@ -20,17 +20,7 @@
 //   pdl       programmatic dependent launch (L2 prefetch before the wait)
 //   runtime_m M is args.m (any M <= block_m) instead of a constant
 //
-// First measurements on an H100 (bf16, K = 4096, graph of 100 launches over
-// 100 rotated weight buffers, median of 5 replays, cuBLAS in the same process;
-// issue 5; the figures at each rule below and in bench/results/ are later):
-// one CTA per SM with split_k = 1 and warps_n = 1 wins wherever N / 16 >= the
-// SM count: split-K added about 1 us of tail, and warps_n > 1 multiplies the x
-// traffic of the cp.async ring. N = 2048: 7.35-7.50 us at M = 1..4 (cuBLAS
-// 9.9), 8.1 at M = 8, 8.7 at M = 16 (two row tiles per warp, no PDL);
-// N = 4096: 12.3-13.5 us (cuBLAS 15.3-15.7); N = 12288 with 256-byte L2
-// fills: 35.5-35.9 us (cuBLAS 36.2-36.7). A plain 16.8 MB streaming read
-// kernel takes 6.7-7.0 us per launch in the same harness (an nvcc test bench
-// outside the repository).
+// Candidate rules: small_m_candidates.cc; their measurements: docs/kernels.md.
 #include <algorithm>
 #include <cstdint>
 #include <string>
