@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "core/cuda_runtime_status.h"
+#include "core/cuda_status.h"
 #include "core/status_macros.h"
 
 namespace jitgemm::backends {
@@ -92,19 +93,7 @@ bool HasLtBias(LtEpilogue e) {
 }
 
 absl::Status CublasStatus(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  const std::string msg = absl::StrFormat("%s: %s", what, cublasLtGetStatusString(st));
-  switch (st) {
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return absl::FailedPreconditionError(msg);
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return absl::UnimplementedError(msg);
-    case CUBLAS_STATUS_ALLOC_FAILED:  // as core/cuda_status.h maps out of memory
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
+  return CublasStatusToStatus(st, what, cublasLtGetStatusString(st));
 }
 
 // The device of the calling thread's current context, or FailedPrecondition

@@ -17,10 +17,8 @@
 
 namespace jitgemm::backends {
 
-// A cuBLAS status as a Status: not initialised or wrong arch is
-// FailedPrecondition, not supported Unimplemented, an allocation failure
-// ResourceExhausted (as core/cuda_status.h maps out of memory), the rest
-// Internal. `what` names the call.
+// A cuBLAS status as a Status, mapped as core/cuda_status.h says, with
+// cuBLASLt's text. `what` names the call.
 absl::Status CublasStatus(cublasStatus_t status, const char* what);
 
 // The device of the calling thread's current context, or FailedPrecondition

@@ -1,5 +1,6 @@
 #include "core/cuda_status.h"
 
+#include <cublas_api.h>
 #include <cuda.h>
 #include <driver_types.h>
 
@@ -82,6 +83,28 @@ absl::Status DriverResultStatus(int cu_result, const char* what, const char* nam
 absl::Status RuntimeErrorStatus(int cuda_error, const char* what, const char* name,
                                 const char* description) {
   return Make(RuntimeErrorCode(cuda_error), what, name, description);
+}
+
+absl::StatusCode CublasStatusCode(int cublas_status) {
+  switch (static_cast<cublasStatus_t>(cublas_status)) {
+    case CUBLAS_STATUS_SUCCESS:
+      return absl::StatusCode::kOk;
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return absl::StatusCode::kResourceExhausted;
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return absl::StatusCode::kFailedPrecondition;
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return absl::StatusCode::kUnimplemented;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+absl::Status CublasStatusToStatus(int cublas_status, const char* what, const char* description) {
+  const absl::StatusCode code = CublasStatusCode(cublas_status);
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  return absl::Status(code, absl::StrCat(what, ": ", description ? description : "?"));
 }
 
 }  // namespace jitgemm

@@ -11,6 +11,12 @@
 //
 // The message is "<what> failed: <NAME> (<description>)".
 //
+// cuBLAS statuses follow the same table: allocation failure is
+// ResourceExhausted, not initialised or wrong arch FailedPrecondition, not
+// supported Unimplemented (cuBLASLt has no kernel for the request), the rest
+// Internal (an invalid value there is the library's mistake: problems are
+// validated before cuBLAS sees them).
+//
 // The header takes the codes as int so that it needs no CUDA header; the
 // names and descriptions come from whichever API the caller uses
 // (cuGetErrorName through the dlopen'ed driver table, or cudaGetErrorName;
@@ -34,6 +40,11 @@ absl::Status DriverResultStatus(int cu_result, const char* what, const char* nam
                                 const char* description);
 absl::Status RuntimeErrorStatus(int cuda_error, const char* what, const char* name,
                                 const char* description);
+
+// The code for a cuBLAS / cuBLASLt status (cublasStatus_t), and the status of
+// a failed call ("<what>: <description>", cublasLtGetStatusString's text).
+absl::StatusCode CublasStatusCode(int cublas_status);
+absl::Status CublasStatusToStatus(int cublas_status, const char* what, const char* description);
 
 }  // namespace jitgemm
 

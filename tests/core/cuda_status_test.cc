@@ -3,6 +3,7 @@
 // met the error.
 #include "core/cuda_status.h"
 
+#include <cublas_api.h>
 #include <cuda.h>
 #include <driver_types.h>
 
@@ -54,6 +55,17 @@ TEST(CudaStatusTest, MessageNamesTheCallAndTheError) {
                                  "(out of memory)")));
   EXPECT_THAT(RuntimeErrorStatus(cudaErrorLaunchFailure, "cudaStreamSynchronize", nullptr, nullptr),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("cudaStreamSynchronize failed: ?")));
+}
+
+TEST(CudaStatusTest, CublasFollowsTheSameTable) {
+  EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_ALLOC_FAILED), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_ARCH_MISMATCH), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_NOT_SUPPORTED), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_EXECUTION_FAILED), absl::StatusCode::kInternal);
+  EXPECT_THAT(CublasStatusToStatus(CUBLAS_STATUS_SUCCESS, "x", nullptr), IsOk());
+  EXPECT_THAT(CublasStatusToStatus(CUBLAS_STATUS_ALLOC_FAILED, "cublasLtCreate", "out of memory"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("cublasLtCreate: out of memory")));
 }
 
 }  // namespace

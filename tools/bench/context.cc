@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/cuda_status.h"
 #include "core/status_macros.h"
 
 namespace jitgemm::bench {
@@ -20,7 +21,7 @@ absl::StatusOr<std::unique_ptr<BenchContext>> BenchContext::Create(int device) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking));
   const cublasStatus_t st = cublasLtCreate(&ctx->lt_);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return absl::InternalError(absl::StrCat("cublasLtCreate: ", cublasLtGetStatusString(st)));
+    return CublasStatusToStatus(st, "cublasLtCreate", cublasLtGetStatusString(st));
   }
   JITGEMM_RETURN_IF_ERROR(ctx->workspace_.Allocate(kWorkspaceBytes));
   return ctx;

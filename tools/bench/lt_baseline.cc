@@ -6,13 +6,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "core/cuda_status.h"
 
 namespace jitgemm::bench {
 namespace {
 
 absl::Status LtCheck(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrFormat("%s: %s", what, cublasLtGetStatusString(st)));
+  return CublasStatusToStatus(st, what, cublasLtGetStatusString(st));
 }
 
 #define BENCH_LT(expr)                                        \
