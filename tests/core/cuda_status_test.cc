@@ -63,9 +63,9 @@ TEST(CudaStatusTest, CublasFollowsTheSameTable) {
   EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_NOT_SUPPORTED), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(CublasStatusCode(CUBLAS_STATUS_EXECUTION_FAILED), absl::StatusCode::kInternal);
   EXPECT_THAT(CublasStatusToStatus(CUBLAS_STATUS_SUCCESS, "x", nullptr), IsOk());
-  EXPECT_THAT(CublasStatusToStatus(CUBLAS_STATUS_ALLOC_FAILED, "cublasLtCreate", "out of memory"),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("cublasLtCreate: out of memory")));
+  EXPECT_THAT(
+      CublasStatusToStatus(CUBLAS_STATUS_ALLOC_FAILED, "cublasLtCreate", "out of memory"),
+      StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("cublasLtCreate: out of memory")));
 }
 
 }  // namespace

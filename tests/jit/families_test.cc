@@ -10,8 +10,8 @@
 #include "jit/candidates.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
-#include "tests/jit/linear_problem.h"
 #include "support/status_matchers.h"
+#include "tests/jit/linear_problem.h"
 
 namespace jitgemm::jit {
 namespace {
