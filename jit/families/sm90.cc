@@ -4,8 +4,8 @@
 //
 // Config fields: block_m x block_n tile, block_k 64, warps_m = consumer
 // warpgroups (1 or 2), stages = shared-memory ring depth, cluster_m = CTAs per
-// cluster along M. What TMA cannot address (rows of A or B not 16-byte
-// aligned) is refused and left to the other families.
+// cluster along M, split_k = work items per tile along K. What TMA cannot address (rows of A or B
+// not 16-byte aligned) is refused and left to the other families.
 #include "jit/families/sm90.h"
 
 #include <algorithm>
@@ -62,11 +62,18 @@ double TileRate(const KernelConfig& c) {
 // unit's k loop at ~5.6 TFLOP/s per SM for the best tile, a fixed start.
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t ctas = std::max<int64_t>(1, t.multiprocessors / c.cluster_m);
-  const int64_t waves = CeilDiv(Units(p, c), ctas);
-  const double k = static_cast<double>(CeilDiv(p.k, kBlockK) * kBlockK);
+  const int64_t waves = CeilDiv(Units(p, c) * c.split_k, ctas);
+  const double k = static_cast<double>(CeilDiv(CeilDiv(p.k, kBlockK), c.split_k) * kBlockK);
   const double tile_flops = 2.0 * c.block_m * c.block_n * k;
-  return 3.0 + static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
-         0.2 * CeilDiv(p.k, kBlockK) / std::max(1, c.stages);
+  double us = 3.0 + static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
+              0.2 * CeilDiv(p.k, kBlockK) / c.split_k / std::max(1, c.stages);
+  if (c.split_k > 1) {
+    // Partial tiles written and read back through L2, then the last split's epilogue.
+    const double bytes =
+        static_cast<double>(Units(p, c)) * c.cluster_m * c.split_k * c.block_m * c.block_n * 4 * 2;
+    us += 1.5 + bytes / 3.0e6;
+  }
+  return us;
 }
 
 bool RowsAligned16(const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
@@ -89,9 +96,15 @@ class Sm90Family final : public KernelFamily {
     if (p.a.type != p.b.type || (p.a.type != DataType::kF16 && p.a.type != DataType::kBF16)) {
       return absl::UnimplementedError("sm90 kernels need fp16 or bf16 A and B of one type");
     }
-    if (c.runtime_m || c.split_k != 1 || c.early_b || c.x_copy != 0 || c.cluster_k) {
+    if (c.runtime_m || c.early_b || c.x_copy != 0 || c.cluster_k) {
+      return absl::InvalidArgumentError("sm90 kernels take exact M, no early B, no bulk x");
+    }
+    const int64_t k_tiles = CeilDiv(p.k, kBlockK);
+    if (c.split_k < 1 || c.split_k > 16 ||
+        CeilDiv(k_tiles, c.split_k) * (c.split_k - 1) >= k_tiles) {
       return absl::InvalidArgumentError(
-          "sm90 kernels take exact M, no split-K, no early B, no bulk x");
+          absl::StrCat("sm90 split_k ", c.split_k,
+                       " must be 1..16 and leave every split a k-tile (", k_tiles, " k-tiles)"));
     }
     if (!RowsAligned16(p.a, p.m, p.k, p.batch_count) ||
         !RowsAligned16(p.b, p.k, p.n, p.batch_count)) {
@@ -128,21 +141,32 @@ class Sm90Family final : public KernelFamily {
           "sm90 tile ", c.ToString(), " needs ", SmemBytes(p, c),
           " bytes of shared memory, the target allows ", target.shared_bytes_per_block_optin));
     }
-    if (Units(p, c) > INT32_MAX / 2) return absl::UnimplementedError("too many tiles");
+    if (Units(p, c) * c.split_k > INT32_MAX / 2) {
+      return absl::UnimplementedError("too many tiles");
+    }
     return absl::OkStatus();
   }
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
                     const TargetInfo& target) const override {
     LaunchShape s;
-    const int64_t clusters =
-        std::min<int64_t>(Units(p, c), std::max(1, target.multiprocessors / c.cluster_m));
+    const int64_t clusters = std::min<int64_t>(Units(p, c) * c.split_k,
+                                               std::max(1, target.multiprocessors / c.cluster_m));
     s.grid[0] = static_cast<uint32_t>(clusters * c.cluster_m);
     s.block[0] = static_cast<uint32_t>(128 * (1 + c.warps_m));
     s.shared_bytes = static_cast<uint32_t>(SmemBytes(p, c));
     s.cluster_x = static_cast<uint32_t>(c.cluster_m);
     s.pdl = c.pdl;
     s.tensor_maps = true;
+    if (c.split_k > 1) {
+      // Tickets per (tile, consumer), padded to 256 bytes, then split_k fp32
+      // partial tiles per (tile, consumer) (kernels_src/sm90/split_k.cuh).
+      const int64_t slots =
+          CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count * c.warps_m;
+      s.workspace_bytes =
+          static_cast<size_t>(CeilDiv(slots * 4, 256) * 256 +
+                              slots * c.split_k * (c.block_m / c.warps_m) * c.block_n * 4);
+    }
     return s;
   }
 
@@ -165,6 +189,14 @@ class Sm90Family final : public KernelFamily {
       while (c.stages > 2 && SmemBytes(p, c) > target.shared_bytes_per_block_optin) --c.stages;
       if (!Supports(p, c, target).ok()) continue;
       ranked.emplace_back(Cost(p, c, target), c);
+      // Split-K where the tiles leave SMs idle and each split keeps k-tiles.
+      const int64_t ctas = std::max(1, target.multiprocessors / c.cluster_m);
+      for (int split : {2, 3, 4, 6, 8}) {
+        KernelConfig sc = c;
+        sc.split_k = split;
+        if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;
+        if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
+      }
     }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -194,15 +226,18 @@ class Sm90Family final : public KernelFamily {
 
   static int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
     const int staging = Sm90TmaStore(p) ? c.warps_m * kStagingPerConsumer : 0;
-    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + 16 * c.stages;
+    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + 16 * c.stages + 16;
   }
 };
 
 }  // namespace
 
 bool Sm90TmaStore(const GemmProblem& p) {
+  // TMA clips stores past the last column only at 16-byte granularity, so the
+  // rows must end on a 16-byte boundary as well as start on one.
   return (p.d.type == DataType::kF16 || p.d.type == DataType::kBF16) &&
-         p.d.layout == Layout::kRowMajor && RowsAligned16(p.d, p.m, p.n, p.batch_count);
+         p.d.layout == Layout::kRowMajor && p.n % 8 == 0 &&
+         RowsAligned16(p.d, p.m, p.n, p.batch_count);
 }
 
 const KernelFamily& Sm90FamilyInstance() {

@@ -12,7 +12,9 @@
 //   kClusterM               CTAs per cluster along M (1 or 2)
 //   kGroupM                 unit rows per raster group (L2 reuse)
 //   kTmaStore               D leaves through shared memory and TMA stores
-//                           (16-bit row-major D, 16-byte-aligned rows)
+//                           (16-bit row-major D, 16-byte-aligned rows, N % 8 == 0)
+//   kSplitK                 work items per tile along K, reduced through the
+//                           workspace (split_k.cuh)
 // Parameters: GemmArgs, then the tensor maps of A, B and D (jit/tensor_maps.cc
 // encodes them: 3-D, dims (contiguous, strided, batch), 64-element-wide boxes).
 // Launch: grid (CTAs, 1, 1) with CTAs a multiple of kClusterM and at most the
@@ -30,6 +32,7 @@
 #include "jitgemm/sm90/epilogue_tma.cuh"
 #include "jitgemm/sm90/mainloop.cuh"
 #include "jitgemm/sm90/ptx.cuh"
+#include "jitgemm/sm90/split_k.cuh"
 #include "jitgemm/sm90/tile_scheduler.cuh"
 
 namespace jitgemm {
@@ -46,9 +49,9 @@ struct Sm90Smem {
   using ML = Mainloop<S>;
   static constexpr int kStagingBytes =
       S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
-  // Alignment slack, the ring, the staging blocks, the barriers.
+  // Alignment slack, the ring, the staging blocks, the barriers, the split-K flags.
   static constexpr int kBytes =
-      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + 2 * ML::kStages * 8;
+      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + 2 * ML::kStages * 8 + 16;
 };
 
 template <class S>
@@ -67,6 +70,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int kTilesM = (S::kM + ML::kBM - 1) / ML::kBM;
   constexpr int kTilesN = (S::kN + ML::kBN - 1) / ML::kBN;
   using Sched = TileScheduler<kTilesM, kTilesN, S::kBatch, S::kClusterM, S::kGroupM>;
+  constexpr int kItems = Sched::kUnits * S::kSplitK;
+  // Every split owns at least one k slice (the host checks).
+  constexpr int kPerSplit = (kKTiles + S::kSplitK - 1) / S::kSplitK;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned smem = (SmemAddr(smem_raw) + 1023u) & ~1023u;
@@ -74,6 +80,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const unsigned bars = staging + Sm90Smem<S>::kStagingBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
+  unsigned* const flags =
+      reinterpret_cast<unsigned*>(smem_raw + (bars + 16u * kStages - SmemAddr(smem_raw)));
 
   const int warpgroup = threadIdx.x / 128;
   const unsigned rank = S::kClusterM > 1 ? ClusterRank() : 0u;
@@ -101,9 +109,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     RegDealloc<40>();
     if (threadIdx.x == 0) {
       int it = 0;
-      for (int unit = cluster; unit < Sched::kUnits; unit += clusters) {
-        const typename Sched::Tile t = Sched::Get(unit, rank);
-        for (int kt = 0; kt < kKTiles; ++kt, ++it) {
+      for (int item = cluster; item < kItems; item += clusters) {
+        const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
+        const int k_begin = (item % S::kSplitK) * kPerSplit;
+        const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
+        for (int kt = k_begin; kt < k_end; ++kt, ++it) {
           const int s = it % kStages;
           MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
           MbarArriveExpectTx(full(s), ML::kStageBytes);
@@ -118,14 +128,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int thread = threadIdx.x % 128;
     int it = 0;
     float acc[ML::kMI][ML::kBN / 2];
-    for (int unit = cluster; unit < Sched::kUnits; unit += clusters) {
-      const typename Sched::Tile t = Sched::Get(unit, rank);
+    for (int item = cluster; item < kItems; item += clusters) {
+      const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
+      const int split = item % S::kSplitK;
+      const int k_begin = split * kPerSplit;
+      const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
       int prev = -1;
-      for (int kt = 0; kt < kKTiles; ++kt, ++it) {
+      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int s = it % kStages;
         MbarWait(full(s), (it / kStages) & 1);
         WgmmaFence();
-        ML::Mma(acc, smem + s * ML::kStageBytes, consumer, kt == 0);
+        ML::Mma(acc, smem + s * ML::kStageBytes, consumer, kt == k_begin);
         WgmmaCommit();
         // The previous stage's wgmmas are done once at most this one is in flight.
         WgmmaWait<1>();
@@ -155,9 +168,19 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           }
         }
       }
-      if (unit + clusters >= Sched::kUnits && S::kPdl) LaunchDependents();
+      if (item + clusters >= kItems && S::kPdl) LaunchDependents();
       const int m0 = t.tile_m * ML::kBM + consumer * ML::kMI * 64;
       if (m0 >= S::kM) continue;
+      if constexpr (S::kSplitK > 1) {
+        const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;
+        const long long tile = (static_cast<long long>(t.batch) * kTilesM + t.tile_m) * kTilesN +
+                               t.tile_n;
+        if (!SplitK<S, ML::kMI, ML::kBN>::Reduce(args, acc, tile * S::kConsumers + consumer,
+                                                 tiles * S::kConsumers, split, thread,
+                                                 flags + consumer, 1 + consumer)) {
+          continue;
+        }
+      }
       if constexpr (S::kTmaStore) {
         using Epi = TmaStoreEpilogue<S, ML::kMI, ML::kBN>;
         Epi::Store(args, acc, t.batch, ML::template BatchCoord<S::kStrideD>(t.batch), m0,

@@ -109,6 +109,32 @@ TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
   }
 }
 
+TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
+  const GemmProblem p = Linear(1024, 1024, 1024);
+  bool split = false;
+  for (const KernelConfig& c : Sm90().Candidates(p, OfflineTarget(90), TuningPolicy::kExhaustive)) {
+    split = split || c.split_k > 1;
+  }
+  EXPECT_TRUE(split);
+  KernelConfig c = Config(128, 128, 2, 4, 1);
+  c.split_k = 2;
+  const LaunchShape s = Sm90().Shape(p, c, OfflineTarget(90));
+  EXPECT_EQ(s.grid[0], 128u);
+  // 64 tiles x 2 consumers: tickets, then 2 partial 64 x 128 fp32 tiles each.
+  EXPECT_EQ(s.workspace_bytes, 512u + 64u * 2 * 2 * 64 * 128 * 4);
+  c.split_k = 17;
+  EXPECT_THAT(Sm90().Supports(p, c, OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_k")));
+  // 16 k-tiles cannot feed 12 splits.
+  c.split_k = 12;
+  EXPECT_FALSE(Sm90().Supports(p, c, OfflineTarget(90)).ok());
+  // Large problems fill the SMs without it.
+  for (const KernelConfig& big :
+       Sm90().Candidates(Linear(8192, 8192, 8192), OfflineTarget(90), TuningPolicy::kExhaustive)) {
+    EXPECT_EQ(big.split_k, 1) << big.ToString();
+  }
+}
+
 TEST(Sm90FamilyTest, LaunchIsPersistentWithClusters) {
   const GemmProblem p = Linear(4096, 4096, 4096);
   const LaunchShape s = Sm90().Shape(p, Config(128, 256, 2, 4, 2), OfflineTarget(90));
@@ -154,33 +180,36 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
   const TargetInfo target = OfflineTarget(90);
   std::set<std::string> done;
   int compiled = 0;
-  for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
-    for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
-      GemmProblem p = MakeGemm(2048, 2048, 2048, DataType::kF16);
-      p.b.layout = b_layout;
-      p.d.type = p.c.type = d_type;
-      p.epilogue.bias = BiasMode::kPerColumn;
-      p.epilogue.activation = Activation::kSilu;
-      p = Canonicalize(p);
-      for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
-        if (!done.insert(c.ToString() + DataTypeName(d_type) +
-                         (b_layout == Layout::kRowMajor ? "n" : "k"))
-                 .second)
-          continue;
-        const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-        auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-        ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-        ++compiled;
-        EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n" << k->log;
-        EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
-        EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508")))
-            << s.kernel_name;  // setmaxnreg ignored
+  // The second size has too few tiles for the SMs: split-K configs.
+  for (int64_t m : {2048, 256}) {
+    for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
+      for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
+        GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
+        p.b.layout = b_layout;
+        p.d.type = p.c.type = d_type;
+        p.epilogue.bias = BiasMode::kPerColumn;
+        p.epilogue.activation = Activation::kSilu;
+        p = Canonicalize(p);
+        for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+          if (!done.insert(c.ToString() + DataTypeName(d_type) +
+                           (b_layout == Layout::kRowMajor ? "n" : "k"))
+                   .second)
+            continue;
+          const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+          auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+          ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
+          ++compiled;
+          EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
+                                                                   << k->log;
+          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
+          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508")))
+              << s.kernel_name;  // setmaxnreg ignored
+        }
       }
     }
+    EXPECT_GE(compiled, 8);
+    std::printf("compiled %d sm90 configs for sm_90a: no spills, wgmma not serialised\n", compiled);
   }
-  EXPECT_GE(compiled, 8);
-  std::printf("compiled %d sm90 configs for sm_90a: no spills, wgmma not serialised\n", compiled);
-}
 
 }  // namespace
 }  // namespace jitgemm::jit
