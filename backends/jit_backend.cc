@@ -1,5 +1,6 @@
 #include "backends/jit_backend.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,20 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(const GemmProblem
   std::unique_ptr<JitBackend> backend(new JitBackend());
   backend->api_ = api;
   backend->shape_ = family.Shape(problem, config, device.target);
+  backend->problem_ = problem;
+  backend->config_ = config;
+  if (backend->shape_.tensor_maps) {
+    if (options.pointer_alignment < 16) {
+      return absl::FailedPreconditionError(
+          "TMA kernels need 16-byte-aligned pointers (Options::pointer_alignment 16)");
+    }
+    // A trial encode with aligned stand-in addresses: the driver checks only
+    // the address, so a plan that encodes here encodes at every run.
+    jit::Sm90TensorMaps maps;
+    const void* aligned = reinterpret_cast<const void*>(uintptr_t{1} << 20);
+    JITGEMM_RETURN_IF_ERROR(
+        jit::EncodeSm90TensorMaps(*api, problem, config, aligned, aligned, aligned, &maps));
+  }
   const jit::KernelSource source =
       jit::SpecializeFor(problem, config, device.target, options.pointer_alignment);
   jit::GetOptions get;
@@ -77,6 +92,12 @@ absl::Status JitBackend::Run(const GemmPointers& p, CUstream stream) const {
   args.c = p.c;
   args.d = p.d;
   args.bias = p.bias;
+  if (shape_.tensor_maps) {
+    jit::Sm90TensorMaps maps;
+    JITGEMM_RETURN_IF_ERROR(
+        jit::EncodeSm90TensorMaps(*api_, problem_, config_, p.a, p.b, p.d, &maps));
+    return jit::Launch(*api_, function_, shape_, args, stream, &maps);
+  }
   return jit::Launch(*api_, function_, shape_, args, stream);
 }
 

@@ -10,6 +10,7 @@
 #include "jit/kernel_config.h"
 #include "jit/kernel_store.h"
 #include "jit/launcher.h"
+#include "jit/tensor_maps.h"
 #include "jitgemm/options.h"
 #include "jitgemm/problem.h"
 
@@ -38,6 +39,9 @@ class JitBackend final : public Backend {
   CUfunction function_ = nullptr;
   jit::LaunchShape shape_;
   jit::GemmArgs args_;  // everything but the pointers
+  // What the TMA descriptors of sm90 kernels are encoded from at each run.
+  GemmProblem problem_;
+  jit::KernelConfig config_;
   CUdeviceptr workspace_ = 0;
 };
 

@@ -33,20 +33,32 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
   std::vector<Family> order;
   const bool half = p.a.type == DataType::kF16 || p.a.type == DataType::kBF16;
   if (half && p.m <= 64) order.push_back(Family::kSmallM);
+  // TMA needs 16-byte-aligned pointers.
+  if (half && target.sm == 90 && options.pointer_alignment >= 16) order.push_back(Family::kSm90);
   if (half) order.push_back(Family::kSm80);
   order.push_back(Family::kSimt);
 
   std::vector<KernelConfig> out;
+  bool have_sm90 = false;
   for (Family f : order) {
     const KernelFamily& family = GetFamily(f);
     if (family.id() != f || !FamilyAllowed(f)) continue;
+    int taken = 0;
     for (KernelConfig c : family.Candidates(p, target, options.tuning)) {
+      // Where the wgmma family serves, the mma.sync family rarely wins: a
+      // couple of its configs keep the tuning time bounded.
+      if (f == Family::kSm80 && have_sm90 && options.tuning == TuningPolicy::kFast &&
+          taken >= 2) {
+        break;
+      }
       // Families may decline PDL per config (it costs some shapes time).
       c.pdl = c.pdl && options.pdl && target.sm >= 90;
       // Early reads of B need both PDL and the caller's constant_b promise.
       if (c.early_b && !(c.pdl && options.constant_b)) continue;
       if (!family.Supports(p, c, target).ok()) continue;
       out.push_back(c);
+      ++taken;
+      if (f == Family::kSm90) have_sm90 = true;
       if (options.tuning == TuningPolicy::kHeuristic) return out;
       if (options.tuning == TuningPolicy::kFast && out.size() >= 8) return out;
     }

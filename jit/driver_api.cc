@@ -75,6 +75,7 @@ absl::StatusOr<DriverApi> Load() {
   JITGEMM_RESOLVE(cuStreamSynchronize);
   JITGEMM_RESOLVE(cuMemsetD8Async);
   JITGEMM_RESOLVE(cuThreadExchangeStreamCaptureMode);
+  JITGEMM_RESOLVE(cuTensorMapEncodeTiled);
 #undef JITGEMM_RESOLVE
   if (!status.ok()) return status;
   CUresult r = api.cuInit(0);

@@ -46,6 +46,10 @@ struct DriverApi {
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode*);
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                     const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                     const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 };
 
 // While alive, the calling thread's stream-capture mode is relaxed, so the

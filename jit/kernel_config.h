@@ -14,9 +14,11 @@ enum class Family : int {
   kSm80 = 1,         // mma.sync + ldmatrix + cp.async tensor cores, sm_80 and later
   kSmallM = 2,       // M <= 64: weights streamed at memory speed, split-K in one kernel
   kElementwise = 3,  // the epilogue alone, after a cuBLAS product
+  kSm90 = 4,         // TMA + wgmma, warp-specialised and persistent, sm_90a
 };
 
-const char* FamilyName(Family family);  // "simt", "sm80", "small_m", "elementwise"
+// "simt", "sm80", "small_m", "elementwise", "sm90"
+const char* FamilyName(Family family);
 
 struct KernelConfig {
   Family family = Family::kSimt;
@@ -39,6 +41,8 @@ struct KernelConfig {
   // small_m: the split_k CTAs of an n tile form one thread-block cluster and
   // reduce through distributed shared memory (no workspace, sm_90).
   bool cluster_k = false;
+  // sm90: CTAs per thread-block cluster along M, sharing B tiles by multicast.
+  int cluster_m = 1;
 
   // Canonical text: part of the cache key, so every field must appear.
   std::string ToString() const;
@@ -53,6 +57,9 @@ struct LaunchShape {
   bool pdl = false;            // launch with programmatic stream serialization
   uint32_t cluster_x = 1;      // CTAs per thread-block cluster along x (1: no cluster)
   uint32_t cluster_y = 1;      // ... and along y
+  // The kernel takes the TMA descriptors of A, B and D (jit/tensor_maps.h)
+  // as a second parameter, encoded for each run's pointers.
+  bool tensor_maps = false;
 };
 
 }  // namespace jitgemm::jit

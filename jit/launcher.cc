@@ -68,7 +68,7 @@ TargetInfo OfflineTarget(int sm) {
 }
 
 absl::Status Launch(const DriverApi& api, CUfunction function, const LaunchShape& shape,
-                    const GemmArgs& args, CUstream stream) {
+                    const GemmArgs& args, CUstream stream, const void* maps) {
   CUlaunchConfig config{};
   config.gridDimX = shape.grid[0];
   config.gridDimY = shape.grid[1];
@@ -97,7 +97,7 @@ absl::Status Launch(const DriverApi& api, CUfunction function, const LaunchShape
     config.numAttrs = n;
   }
   GemmArgs copy = args;
-  void* params[] = {&copy};
+  void* params[] = {&copy, const_cast<void*>(maps)};
   return DriverStatus(api, api.cuLaunchKernelEx(&config, function, params, nullptr),
                       "cuLaunchKernelEx");
 }

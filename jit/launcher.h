@@ -47,8 +47,10 @@ absl::StatusOr<int> ParseArch(const std::string& arch);
 // Target facts for an offline compile of `arch` (no device present).
 TargetInfo OfflineTarget(int sm);
 
+// `maps` (REQUIRES: non-null exactly when shape.tensor_maps) is the kernel's
+// second parameter, the 384-byte block of TMA descriptors.
 absl::Status Launch(const DriverApi& api, CUfunction function, const LaunchShape& shape,
-                    const GemmArgs& args, CUstream stream);
+                    const GemmArgs& args, CUstream stream, const void* maps = nullptr);
 
 }  // namespace jitgemm::jit
 

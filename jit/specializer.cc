@@ -85,6 +85,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   if (config.early_b) absl::StrAppend(&out.kernel_name, "_earlyb");
   if (config.x_copy > 0) absl::StrAppend(&out.kernel_name, "_xc", config.x_copy);
   if (config.cluster_k) absl::StrAppend(&out.kernel_name, "_ck");
+  if (config.cluster_m > 1) absl::StrAppend(&out.kernel_name, "_cm", config.cluster_m);
 
   std::string& s = out.source;
   absl::StrAppend(&s, "// ", out.kernel_name, "\n#include \"", family.header(), "\"\n\n");

@@ -124,6 +124,9 @@ def check(root):
                         if bracket == "<":
                             continue
                         dst = resolve(root, rel, target)
+                        if dst is None and target.split("/")[0] in CPP_FOLDERS:
+                            problems.append(f"{rel}:{lineno}: unresolved include ({target})")
+                            continue
                         if dst is not None and not edge_allowed(src_layer, rel, dst):
                             problems.append(f"{rel}:{lineno}: {src_layer} -> {layer_of(dst)} "
                                             f"({target})")

@@ -25,7 +25,7 @@ namespace jitgemm::tune {
 // problem (nullopt: none, such problems then cannot use cuBLAS).
 struct CublasAlgorithm {
   int index = 0;
-  std::optional<jit::KernelConfig> elementwise;
+  std::optional<jit::KernelConfig> elementwise = std::nullopt;
   friend bool operator==(const CublasAlgorithm&, const CublasAlgorithm&) = default;
 };
 

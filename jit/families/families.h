@@ -10,6 +10,7 @@ const KernelFamily& SimtFamilyInstance();
 const KernelFamily& Sm80FamilyInstance();
 const KernelFamily& SmallMFamilyInstance();
 const KernelFamily& ElementwiseFamilyInstance();
+const KernelFamily& Sm90FamilyInstance();
 
 }  // namespace jitgemm::jit
 

@@ -11,6 +11,8 @@ const KernelFamily& GetFamily(Family family) {
       return SmallMFamilyInstance();
     case Family::kElementwise:
       return ElementwiseFamilyInstance();
+    case Family::kSm90:
+      return Sm90FamilyInstance();
     default:
       break;
   }

@@ -76,6 +76,10 @@ class CheckLayersTest(unittest.TestCase):
         r = self.run_check()
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_include_of_a_moved_or_missing_file_fails(self):
+        line = self.plant("tune/planted.cc", '#include "api/src/no_such_header.h"')
+        self.assert_fails_with(f"tune/planted.cc:{line}: unresolved include (api/src/no_such_header.h)")
+
     def test_kernel_source_including_a_toolkit_header_fails(self):
         line = self.plant("kernels_src/common/planted.cuh", "#include <cuda_fp16.h>")
         self.assert_fails_with(f"kernels_src/common/planted.cuh:{line}: kernels_src -> outside")

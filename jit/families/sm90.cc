@@ -1,0 +1,248 @@
+// Host side of kernels_src/sm90/gemm_tma_wgmma.cuh: TMA + wgmma GEMM for
+// fp16 / bf16 operands on sm_90a, warp-specialised and persistent, with
+// clusters of two CTAs along M sharing the B tile by multicast.
+//
+// Config fields: block_m x block_n tile, block_k 64, warps_m = consumer
+// warpgroups (1 or 2), stages = shared-memory ring depth, cluster_m = CTAs per
+// cluster along M, split_k = work items per tile along K. What TMA cannot address (rows of A or B
+// not 16-byte aligned) is refused and left to the other families.
+#include "jit/families/sm90.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "jit/family.h"
+#include "jit/kernel_config.h"
+#include "jit/specializer.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::jit {
+
+const KernelFamily& Sm90FamilyInstance();
+
+namespace {
+
+constexpr int kBlockK = 64;
+constexpr int kGroupM = 8;
+// Two 64 x 64 16-bit staging blocks per consumer warpgroup for TMA stores.
+constexpr int kStagingPerConsumer = 2 * 64 * 64 * 2;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+KernelConfig Make(int bm, int bn, int consumers, int stages, int cluster) {
+  KernelConfig c;
+  c.family = Family::kSm90;
+  c.block_m = bm;
+  c.block_n = bn;
+  c.block_k = kBlockK;
+  c.warps_m = consumers;
+  c.warps_n = 1;
+  c.stages = stages;
+  c.cluster_m = cluster;
+  return c;
+}
+
+int64_t Units(const GemmProblem& p, const KernelConfig& c) {
+  return CeilDiv(CeilDiv(p.m, c.block_m), c.cluster_m) * CeilDiv(p.n, c.block_n) * p.batch_count;
+}
+
+// Relative wgmma throughput of a tile shape: wider tiles read less shared
+// memory per multiply-add (H100, 4096^3 and 8192^3 kernel timings).
+double TileRate(const KernelConfig& c) {
+  const int area = c.block_m * c.block_n;
+  double rate = area >= 128 * 256 ? 1.0 : area >= 128 * 128 ? 0.82 : 0.62;
+  if (c.cluster_m > 1) rate *= 1.06;
+  return rate;
+}
+
+// Estimated microseconds: whole waves of persistent CTAs over the units, each
+// unit's k loop at ~5.6 TFLOP/s per SM for the best tile, a fixed start.
+double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
+  const int64_t ctas = std::max<int64_t>(1, t.multiprocessors / c.cluster_m);
+  const int64_t waves = CeilDiv(Units(p, c) * c.split_k, ctas);
+  const double k = static_cast<double>(CeilDiv(CeilDiv(p.k, kBlockK), c.split_k) * kBlockK);
+  const double tile_flops = 2.0 * c.block_m * c.block_n * k;
+  double us = 3.0 + static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
+              0.2 * CeilDiv(p.k, kBlockK) / c.split_k / std::max(1, c.stages);
+  if (c.split_k > 1) {
+    // Partial tiles written and read back through L2, then the last split's epilogue.
+    const double bytes =
+        static_cast<double>(Units(p, c)) * c.cluster_m * c.split_k * c.block_m * c.block_n * 4 * 2;
+    us += 1.5 + bytes / 3.0e6;
+  }
+  return us;
+}
+
+bool RowsAligned16(const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
+  return OperandAlignment(op, rows, cols, batch, 16) >= 16;
+}
+
+class Sm90Family final : public KernelFamily {
+ public:
+  Family id() const override { return Family::kSm90; }
+  const char* header() const override { return "jitgemm/sm90/gemm_tma_wgmma.cuh"; }
+  const char* kernel_template() const override { return "jitgemm::sm90::GemmTmaWgmma"; }
+
+  absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
+                        const TargetInfo& target) const override {
+    if (c.family != Family::kSm90) return absl::InvalidArgumentError("not an sm90 config");
+    if (target.sm != 90) {
+      return absl::UnimplementedError(
+          absl::StrCat("sm90 kernels need sm_90a (wgmma), target is sm_", target.sm));
+    }
+    if (p.a.type != p.b.type || (p.a.type != DataType::kF16 && p.a.type != DataType::kBF16)) {
+      return absl::UnimplementedError("sm90 kernels need fp16 or bf16 A and B of one type");
+    }
+    if (c.runtime_m || c.early_b || c.x_copy != 0 || c.cluster_k) {
+      return absl::InvalidArgumentError("sm90 kernels take exact M, no early B, no bulk x");
+    }
+    const int64_t k_tiles = CeilDiv(p.k, kBlockK);
+    if (c.split_k < 1 || c.split_k > 16 ||
+        CeilDiv(k_tiles, c.split_k) * (c.split_k - 1) >= k_tiles) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sm90 split_k ", c.split_k,
+                       " must be 1..16 and leave every split a k-tile (", k_tiles, " k-tiles)"));
+    }
+    if (!RowsAligned16(p.a, p.m, p.k, p.batch_count) ||
+        !RowsAligned16(p.b, p.k, p.n, p.batch_count)) {
+      return absl::UnimplementedError(
+          "sm90 kernels load A and B by TMA: leading dimensions and batch strides must be "
+          "multiples of 16 bytes");
+    }
+    const int consumers = c.warps_m;
+    if (c.block_k != kBlockK || c.warps_n != 1 || (consumers != 1 && consumers != 2) ||
+        c.block_m % (64 * consumers) != 0 || c.block_m / consumers > 128 || c.block_n % 64 != 0 ||
+        c.block_n > 256 || c.block_n < 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(),
+          " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
+          "64..256 in steps of 64"));
+    }
+    if (c.block_m / consumers / 64 * c.block_n / 2 > 128) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
+    }
+    if (c.cluster_m != 1 && c.cluster_m != 2) {
+      return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
+    }
+    const bool n_major_b = p.b.layout == Layout::kRowMajor;
+    if (n_major_b && (c.block_n / 64) % c.cluster_m != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(), ": the B tile must split into 64-column blocks per CTA"));
+    }
+    if (c.stages < 2 || c.stages > 12) {
+      return absl::InvalidArgumentError("sm90 kernels need 2..12 pipeline stages");
+    }
+    if (SmemBytes(p, c) > target.shared_bytes_per_block_optin) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(), " needs ", SmemBytes(p, c),
+          " bytes of shared memory, the target allows ", target.shared_bytes_per_block_optin));
+    }
+    if (Units(p, c) * c.split_k > INT32_MAX / 2) {
+      return absl::UnimplementedError("too many tiles");
+    }
+    return absl::OkStatus();
+  }
+
+  LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
+                    const TargetInfo& target) const override {
+    LaunchShape s;
+    const int64_t clusters = std::min<int64_t>(Units(p, c) * c.split_k,
+                                               std::max(1, target.multiprocessors / c.cluster_m));
+    s.grid[0] = static_cast<uint32_t>(clusters * c.cluster_m);
+    s.block[0] = static_cast<uint32_t>(128 * (1 + c.warps_m));
+    s.shared_bytes = static_cast<uint32_t>(SmemBytes(p, c));
+    s.cluster_x = static_cast<uint32_t>(c.cluster_m);
+    s.pdl = c.pdl;
+    s.tensor_maps = true;
+    if (c.split_k > 1) {
+      // Tickets per (tile, consumer), padded to 256 bytes, then split_k fp32
+      // partial tiles per (tile, consumer) (kernels_src/sm90/split_k.cuh).
+      const int64_t slots =
+          CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count * c.warps_m;
+      s.workspace_bytes =
+          static_cast<size_t>(CeilDiv(slots * 4, 256) * 256 +
+                              slots * c.split_k * (c.block_m / c.warps_m) * c.block_n * 4);
+    }
+    return s;
+  }
+
+  std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
+                                       TuningPolicy policy) const override {
+    std::vector<KernelConfig> pool;
+    for (int bn : {256, 128, 64}) {
+      for (int cluster : {2, 1}) {
+        pool.push_back(Make(128, bn, 2, 4, cluster));
+        if (bn <= 128) pool.push_back(Make(256, bn, 2, 4, cluster));
+        pool.push_back(Make(64, bn, 1, 6, cluster));
+      }
+    }
+    // The deepest ring that fits, for each tile.
+    std::vector<std::pair<double, KernelConfig>> ranked;
+    for (KernelConfig c : pool) {
+      while (c.stages < 12 && SmemBytes(p, Deeper(c)) <= target.shared_bytes_per_block_optin) {
+        c = Deeper(c);
+      }
+      while (c.stages > 2 && SmemBytes(p, c) > target.shared_bytes_per_block_optin) --c.stages;
+      if (!Supports(p, c, target).ok()) continue;
+      ranked.emplace_back(Cost(p, c, target), c);
+      // Split-K where the tiles leave SMs idle and each split keeps k-tiles.
+      const int64_t ctas = std::max(1, target.multiprocessors / c.cluster_m);
+      for (int split : {2, 3, 4, 6, 8}) {
+        KernelConfig sc = c;
+        sc.split_k = split;
+        if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;
+        if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<KernelConfig> out;
+    for (const auto& [cost, c] : ranked) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+    const size_t limit = policy == TuningPolicy::kHeuristic ? 1
+                         : policy == TuningPolicy::kFast    ? 4
+                                                            : out.size();
+    if (out.size() > limit) out.resize(limit);
+    return out;
+  }
+
+  std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
+    return absl::StrCat(
+        "  static constexpr int kConsumers = ", c.warps_m, ", kClusterM = ", c.cluster_m,
+        ", kGroupM = ", kGroupM,
+        ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p) ? "true" : "false", ";\n");
+  }
+
+ private:
+  static KernelConfig Deeper(KernelConfig c) {
+    ++c.stages;
+    return c;
+  }
+
+  static int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
+    const int staging = Sm90TmaStore(p) ? c.warps_m * kStagingPerConsumer : 0;
+    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + 16 * c.stages + 16;
+  }
+};
+
+}  // namespace
+
+bool Sm90TmaStore(const GemmProblem& p) {
+  // TMA clips stores past the last column only at 16-byte granularity, so the
+  // rows must end on a 16-byte boundary as well as start on one.
+  return (p.d.type == DataType::kF16 || p.d.type == DataType::kBF16) &&
+         p.d.layout == Layout::kRowMajor && p.n % 8 == 0 &&
+         RowsAligned16(p.d, p.m, p.n, p.batch_count);
+}
+
+const KernelFamily& Sm90FamilyInstance() {
+  static const Sm90Family kFamily;
+  return kFamily;
+}
+
+}  // namespace jitgemm::jit

@@ -1,0 +1,70 @@
+#include "jit/tensor_maps.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "jit/families/sm90.h"
+
+namespace jitgemm::jit {
+namespace {
+
+constexpr uint32_t kBox = 64;  // elements of the contiguous dimension: 128 bytes
+
+struct MapShape {
+  uint64_t contiguous;  // elements along the contiguous dimension
+  uint64_t strided;     // lines
+  uint32_t box_lines;   // lines per box
+};
+
+absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count,
+                    const MapShape& shape, const void* base, CUtensorMap* map, const char* name) {
+  const uint64_t esize = static_cast<uint64_t>(DataTypeSize(op.type));
+  const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
+  const uint64_t batches = batch_count > 1 && stride != 0 ? static_cast<uint64_t>(batch_count) : 1;
+  cuuint64_t dims[3] = {shape.contiguous, shape.strided, batches};
+  // The batch stride of a single matrix is never used; any multiple of 16 will do.
+  cuuint64_t strides[2] = {static_cast<cuuint64_t>(op.ld) * esize,
+                           batches > 1 ? static_cast<cuuint64_t>(stride) * esize
+                                       : static_cast<cuuint64_t>(op.ld) * esize};
+  cuuint32_t box[3] = {kBox, shape.box_lines, 1};
+  cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUtensorMapDataType type = op.type == DataType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = api.cuTensorMapEncodeTiled(
+      map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    const char* msg = "unknown error";
+    api.cuGetErrorString(r, &msg);
+    return absl::InvalidArgumentError(absl::StrCat("TMA descriptor of ", name,
+                                                   " refused by the driver (", msg,
+                                                   "): its pointer must be 16-byte aligned"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, const KernelConfig& c,
+                                  const void* a, const void* b, const void* d,
+                                  Sm90TensorMaps* maps) {
+  const uint64_t m = static_cast<uint64_t>(p.m), n = static_cast<uint64_t>(p.n),
+                 k = static_cast<uint64_t>(p.k);
+  // K-major operands arrive as one box of 64 k x tile lines; M-/N-major ones
+  // as 64 x 64 column blocks. With clusters each CTA loads its share of B.
+  const MapShape shape_a = p.a.layout == Layout::kRowMajor
+                               ? MapShape{k, m, static_cast<uint32_t>(c.block_m)}
+                               : MapShape{m, k, kBox};
+  const MapShape shape_b = p.b.layout == Layout::kColMajor
+                               ? MapShape{k, n, static_cast<uint32_t>(c.block_n / c.cluster_m)}
+                               : MapShape{n, k, kBox};
+  absl::Status s = Encode(api, p.a, p.batch_count, shape_a, a, &maps->a, "A");
+  if (s.ok()) s = Encode(api, p.b, p.batch_count, shape_b, b, &maps->b, "B");
+  if (s.ok() && Sm90TmaStore(p)) {
+    s = Encode(api, p.d, p.batch_count, MapShape{n, m, kBox}, d, &maps->d, "D");
+  }
+  return s;
+}
+
+}  // namespace jitgemm::jit

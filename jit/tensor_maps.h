@@ -1,0 +1,40 @@
+// TMA descriptors (CUtensorMap) of the sm90 family's operands, encoded on the
+// host through the driver table for each run's pointers and passed to the
+// kernel as one __grid_constant__ parameter (kernels_src/sm90/gemm_tma_wgmma.cuh,
+// struct TensorMaps).
+//
+// Every map is 3-D: (contiguous dimension, strided dimension, batch), with
+// 128-byte swizzle and 64-element-wide boxes; reads past an edge return zeros
+// and stores past an edge are dropped, so tiles need not divide the problem.
+// Encoding is host-only work (no device call, allocation or sync), which
+// keeps Plan::Run safe inside stream capture.
+//
+// Thread safety: pure functions of their arguments.
+#ifndef JITGEMM_JIT_TENSOR_MAPS_H_
+#define JITGEMM_JIT_TENSOR_MAPS_H_
+
+#include <cuda.h>
+
+#include "absl/status/status.h"
+#include "jit/driver_api.h"
+#include "jit/kernel_config.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm::jit {
+
+struct alignas(64) Sm90TensorMaps {
+  CUtensorMap a;
+  CUtensorMap b;
+  CUtensorMap d;  // encoded only when the kernel stores D by TMA
+};
+static_assert(sizeof(Sm90TensorMaps) == 384, "must match the device-side TensorMaps");
+
+// REQUIRES: the sm90 family supports (problem, config). InvalidArgument when
+// the driver refuses a map (e.g. a pointer that is not 16-byte aligned).
+absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& problem,
+                                  const KernelConfig& config, const void* a, const void* b,
+                                  const void* d, Sm90TensorMaps* maps);
+
+}  // namespace jitgemm::jit
+
+#endif  // JITGEMM_JIT_TENSOR_MAPS_H_

@@ -1,0 +1,62 @@
+// Epilogue of the sm90 family: a consumer warpgroup's wgmma accumulators
+// (kMI blocks of 64 rows x kBN columns) through alpha, beta * C, bias and the
+// activation, stored to D straight from registers. Two adjacent columns go
+// out as one 4-byte (16-bit D) or 8-byte (fp32 D) store where row-major D
+// allows it.
+//
+// Accumulator layout of wgmma.m64nNk16 (per thread of the warpgroup):
+// d[4j + 2h + e] holds row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e.
+#pragma once
+
+#include "jitgemm/common/args.cuh"
+#include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/types.cuh"
+
+namespace jitgemm {
+namespace sm90 {
+
+template <class S, int kMI, int kBN>
+struct Epilogue {
+  using D = typename S::ElementD;
+  static constexpr bool kHalfD = sizeof(D) == 2;
+  static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+
+  // `m0`, `n0`: the warpgroup's first row and column in the batch matrix.
+  __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
+                                               int batch, int m0, int n0, int thread) {
+    const int warp = thread >> 5, lane = thread & 31;
+    D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
+#pragma unroll
+    for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
+        if (row >= S::kM) continue;
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          const int col = n0 + 8 * j + 2 * (lane & 3);
+          if (col >= S::kN) continue;
+          const float v0 = EpilogueValue<S>(args, batch, row, col, acc[i][4 * j + 2 * h]);
+          const bool two = col + 1 < S::kN;
+          const float v1 =
+              two ? EpilogueValue<S>(args, batch, row, col + 1, acc[i][4 * j + 2 * h + 1]) : 0.f;
+          D* p = d + Offset<S::kRowD, S::kLdd>(row, col);
+          if (kPairs && two) {
+            if constexpr (kHalfD) {
+              *reinterpret_cast<unsigned*>(p) = Pack2<D>(v0, v1);
+            } else {
+              asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v0), "f"(v1)
+                           : "memory");
+            }
+          } else {
+            p[0] = FromFloat<D>(v0);
+            if (two) d[Offset<S::kRowD, S::kLdd>(row, col + 1)] = FromFloat<D>(v1);
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace jitgemm

@@ -1,0 +1,204 @@
+// sm90 GEMM (sm_90a only): TMA loads into 128-byte-swizzled shared memory on
+// an mbarrier ring, wgmma.m64nNk16 (N = kBlockN up to 256), one producer
+// warpgroup and kConsumers consumer warpgroups with registers moved to them
+// by setmaxnreg, persistent CTAs over a grouped tile schedule, optional
+// clusters of kClusterM CTAs along M sharing the B tile by TMA multicast, and
+// the fused epilogue stored from registers.
+//
+// Spec (kernels_src/common/args.cuh) fields used beyond the common ones:
+//   kBlockM x kBlockN       tile; kBlockM = 64 * kConsumers * (1 or 2), kBlockN 64..256
+//   kStages                 shared-memory ring depth
+//   kConsumers              consumer warpgroups (1 or 2); kThreads == 128 * (1 + kConsumers)
+//   kClusterM               CTAs per cluster along M (1 or 2)
+//   kGroupM                 unit rows per raster group (L2 reuse)
+//   kTmaStore               D leaves through shared memory and TMA stores
+//                           (16-bit row-major D, 16-byte-aligned rows, N % 8 == 0)
+//   kSplitK                 work items per tile along K, reduced through the
+//                           workspace (split_k.cuh)
+// Parameters: GemmArgs, then the tensor maps of A, B and D (jit/tensor_maps.cc
+// encodes them: 3-D, dims (contiguous, strided, batch), 64-element-wide boxes).
+// Launch: grid (CTAs, 1, 1) with CTAs a multiple of kClusterM and at most the
+// SM count, cluster (kClusterM, 1, 1), dynamic shared memory
+// Sm90Smem<S>::kBytes.
+//
+// fp16 or bf16 A and B, fp32 accumulation, any D type. Any M, N, K: the
+// tensor maps zero-fill reads past the edges, stores are bounds-checked.
+// Rows of A and B must start 16-byte aligned (TMA).
+#pragma once
+
+#include "jitgemm/common/args.cuh"
+#include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/epilogue.cuh"
+#include "jitgemm/sm90/epilogue_tma.cuh"
+#include "jitgemm/sm90/mainloop.cuh"
+#include "jitgemm/sm90/ptx.cuh"
+#include "jitgemm/sm90/split_k.cuh"
+#include "jitgemm/sm90/tile_scheduler.cuh"
+
+namespace jitgemm {
+namespace sm90 {
+
+struct TensorMaps {
+  TensorMap a;
+  TensorMap b;
+  TensorMap d;  // used only with kTmaStore
+};
+
+template <class S>
+struct Sm90Smem {
+  using ML = Mainloop<S>;
+  static constexpr int kStagingBytes =
+      S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
+  // Alignment slack, the ring, the staging blocks, the barriers, the split-K flags.
+  static constexpr int kBytes =
+      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + 2 * ML::kStages * 8 + 16;
+};
+
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    GemmTmaWgmma(const __grid_constant__ GemmArgs args, const __grid_constant__ TensorMaps maps) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using ML = Mainloop<S>;
+  using T = typename S::ElementA;
+  static_assert(IsSame<T, typename S::ElementB>::value, "A and B must have one type");
+  static_assert(IsSame<T, half_t>::value || IsSame<T, bfloat16_t>::value,
+                "sm90 family: fp16 or bf16 operands");
+  static_assert(S::kM > 0, "sm90 family: M is a compile-time constant");
+  static_assert(S::kThreads == 128 * (1 + S::kConsumers), "one producer warpgroup");
+  static_assert(S::kAlignA >= 16 && S::kAlignB >= 16, "TMA needs 16-byte-aligned rows");
+  constexpr int kStages = ML::kStages, kKTiles = ML::kKTiles;
+  constexpr int kTilesM = (S::kM + ML::kBM - 1) / ML::kBM;
+  constexpr int kTilesN = (S::kN + ML::kBN - 1) / ML::kBN;
+  using Sched = TileScheduler<kTilesM, kTilesN, S::kBatch, S::kClusterM, S::kGroupM>;
+  constexpr int kItems = Sched::kUnits * S::kSplitK;
+  // Every split owns at least one k slice (the host checks).
+  constexpr int kPerSplit = (kKTiles + S::kSplitK - 1) / S::kSplitK;
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned smem = (SmemAddr(smem_raw) + 1023u) & ~1023u;
+  const unsigned staging = smem + kStages * ML::kStageBytes;
+  const unsigned bars = staging + Sm90Smem<S>::kStagingBytes;
+  auto full = [&](int s) { return bars + 8u * s; };
+  auto empty = [&](int s) { return bars + 8u * (kStages + s); };
+  unsigned* const flags =
+      reinterpret_cast<unsigned*>(smem_raw + (bars + 16u * kStages - SmemAddr(smem_raw)));
+
+  const int warpgroup = threadIdx.x / 128;
+  const unsigned rank = S::kClusterM > 1 ? ClusterRank() : 0u;
+  const int clusters = gridDim.x / S::kClusterM;
+  const int cluster = blockIdx.x / S::kClusterM;
+
+  if (threadIdx.x == 0) {
+    PrefetchTensorMap(&maps.a);
+    PrefetchTensorMap(&maps.b);
+    if (S::kTmaStore) PrefetchTensorMap(&maps.d);
+    for (int s = 0; s < kStages; ++s) {
+      MbarInit(full(s), 1);
+      MbarInit(empty(s), S::kConsumers * S::kClusterM);
+    }
+    FenceBarrierInit();
+  }
+  if (S::kClusterM > 1) {
+    ClusterSync();
+  } else {
+    __syncthreads();
+  }
+  if (S::kPdl) GridDependencyWait();
+
+  if (warpgroup == 0) {
+    RegDealloc<40>();
+    if (threadIdx.x == 0) {
+      int it = 0;
+      for (int item = cluster; item < kItems; item += clusters) {
+        const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
+        const int k_begin = (item % S::kSplitK) * kPerSplit;
+        const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
+        for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+          const int s = it % kStages;
+          MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
+          MbarArriveExpectTx(full(s), ML::kStageBytes);
+          ML::Load(&maps.a, &maps.b, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.tile_n,
+                   t.batch, rank);
+        }
+      }
+    }
+  } else {
+    RegAlloc<S::kConsumers == 1 ? 240 : 232>();
+    const int consumer = warpgroup - 1;
+    const int thread = threadIdx.x % 128;
+    int it = 0;
+    float acc[ML::kMI][ML::kBN / 2];
+    for (int item = cluster; item < kItems; item += clusters) {
+      const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
+      const int split = item % S::kSplitK;
+      const int k_begin = split * kPerSplit;
+      const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
+      int prev = -1;
+      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+        const int s = it % kStages;
+        MbarWait(full(s), (it / kStages) & 1);
+        WgmmaFence();
+        ML::Mma(acc, smem + s * ML::kStageBytes, consumer, kt == k_begin);
+        WgmmaCommit();
+        // The previous stage's wgmmas are done once at most this one is in flight.
+        WgmmaWait<1>();
+        if (prev >= 0 && thread == 0) {
+          for (int r = 0; r < S::kClusterM; ++r) {
+            if (S::kClusterM == 1) {
+              MbarArrive(empty(prev));
+            } else {
+              MbarArriveCluster(empty(prev), r);
+            }
+          }
+        }
+        prev = s;
+      }
+      WgmmaWait<0>();
+#pragma unroll
+      for (int i = 0; i < ML::kMI; ++i) {
+#pragma unroll
+        for (int j = 0; j < ML::kBN / 2; ++j) FenceRegister(acc[i][j]);
+      }
+      if (thread == 0) {
+        for (int r = 0; r < S::kClusterM; ++r) {
+          if (S::kClusterM == 1) {
+            MbarArrive(empty(prev));
+          } else {
+            MbarArriveCluster(empty(prev), r);
+          }
+        }
+      }
+      if (item + clusters >= kItems && S::kPdl) LaunchDependents();
+      const int m0 = t.tile_m * ML::kBM + consumer * ML::kMI * 64;
+      if (m0 >= S::kM) continue;
+      if constexpr (S::kSplitK > 1) {
+        const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;
+        const long long tile = (static_cast<long long>(t.batch) * kTilesM + t.tile_m) * kTilesN +
+                               t.tile_n;
+        if (!SplitK<S, ML::kMI, ML::kBN>::Reduce(args, acc, tile * S::kConsumers + consumer,
+                                                 tiles * S::kConsumers, split, thread,
+                                                 flags + consumer, 1 + consumer)) {
+          continue;
+        }
+      }
+      if constexpr (S::kTmaStore) {
+        using Epi = TmaStoreEpilogue<S, ML::kMI, ML::kBN>;
+        Epi::Store(args, acc, t.batch, ML::template BatchCoord<S::kStrideD>(t.batch), m0,
+                   t.tile_n * ML::kBN, thread, &maps.d, staging + consumer * Epi::kSmemBytes,
+                   1 + consumer);
+      } else {
+        Epilogue<S, ML::kMI, ML::kBN>::Store(args, acc, t.batch, m0, t.tile_n * ML::kBN, thread);
+      }
+    }
+    // Bulk stores must finish writing before the grid counts as complete.
+    if (S::kTmaStore && thread == 0) BulkWaitAll();
+  }
+  // Peers may still arrive on this CTA's barriers or multicast into it.
+  if (S::kClusterM > 1) ClusterSync();
+#else
+  static_assert(sizeof(S) == 0, "the sm90 family needs the sm_90a target (wgmma, setmaxnreg)");
+#endif
+}
+
+}  // namespace sm90
+}  // namespace jitgemm

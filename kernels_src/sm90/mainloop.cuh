@@ -1,0 +1,113 @@
+// Mainloop of the sm90 family: a kStages-deep ring of shared-memory stages,
+// each holding one 64-deep k slice of the A tile (kBM x 64) and the B tile
+// (kBN x 64), 128-byte swizzled, filled by TMA and drained by wgmma.
+//
+// Each stage has a "full" mbarrier (the producer's expect_tx arrival plus the
+// bytes TMA lands) and an "empty" one (one arrival per consumer warpgroup of
+// every CTA that reads what this CTA's producer writes). Stage and phase come
+// from a running k-slice count shared by producer and consumers, so the ring
+// continues across the tiles of the persistent loop.
+//
+// K-major operands arrive as one box of 64 k x rows; M- or N-major ones as
+// 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
+// its transpose bit set. With clusters, the CTAs of one cluster share the B
+// tile: each loads 1/kClusterM of it and multicasts it to all.
+#pragma once
+
+#include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/ptx.cuh"
+#include "jitgemm/sm90/wgmma.cuh"
+
+namespace jitgemm {
+namespace sm90 {
+
+template <class S>
+struct Mainloop {
+  using T = typename S::ElementA;
+  static constexpr int kBM = S::kBlockM, kBN = S::kBlockN, kBK = 64;
+  static constexpr int kStages = S::kStages;
+  static constexpr int kConsumers = S::kConsumers;
+  static constexpr int kClusterM = S::kClusterM;
+  static constexpr int kMI = kBM / kConsumers / 64;  // m64 blocks per consumer warpgroup
+  static constexpr int kTransA = S::kRowA ? 0 : 1;   // column-major A is M-major
+  static constexpr int kTransB = S::kRowB ? 1 : 0;   // row-major B (K x N) is N-major
+  static constexpr int kATile = kBM * kBK * 2;
+  static constexpr int kBTile = kBN * kBK * 2;
+  static constexpr int kStageBytes = kATile + kBTile;
+  static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
+  static constexpr int kBlock = 64 * kBK * 2;  // one 64-element column block, 8 KB
+  static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
+  static_assert(kBN % 64 == 0 && kBN <= 256, "kBlockN: 64, 128, 192 or 256");
+  static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / 64) % kClusterM == 0,
+                "the B tile must split evenly over the cluster");
+
+  // Batch coordinate of an operand: stride-0 operands are one matrix.
+  template <long long kStride>
+  __device__ __forceinline__ static int BatchCoord(int batch) {
+    return kStride == 0 ? 0 : batch;
+  }
+
+  // One thread: fills stage `s` with k slice `kt` of tile (tm, tn) of `batch`.
+  __device__ __forceinline__ static void Load(const TensorMap* map_a, const TensorMap* map_b,
+                                              unsigned stage, unsigned full, int kt, int tm,
+                                              int tn, int batch, unsigned rank) {
+    const int ba = BatchCoord<S::kStrideA>(batch), bb = BatchCoord<S::kStrideB>(batch);
+    const int k0 = kt * kBK;
+    if (kTransA == 0) {
+      TmaLoad3d(stage, map_a, full, k0, tm * kBM, ba);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kBM / 64; ++c) {
+        TmaLoad3d(stage + c * kBlock, map_a, full, tm * kBM + 64 * c, k0, ba);
+      }
+    }
+    const unsigned b_stage = stage + kATile;
+    constexpr unsigned short kMask = (1u << kClusterM) - 1;
+    if (kTransB == 0) {
+      constexpr int kRows = kBN / kClusterM;
+      const unsigned dst = b_stage + rank * kRows * kBK * 2;
+      if (kClusterM == 1) {
+        TmaLoad3d(dst, map_b, full, k0, tn * kBN, bb);
+      } else {
+        TmaLoad3dMulticast(dst, map_b, full, kMask, k0, tn * kBN + rank * kRows, bb);
+      }
+    } else {
+      constexpr int kBlocks = kBN / 64 / kClusterM;
+#pragma unroll
+      for (int j = 0; j < kBlocks; ++j) {
+        const int c = rank * kBlocks + j;
+        if (kClusterM == 1) {
+          TmaLoad3d(b_stage + c * kBlock, map_b, full, tn * kBN + 64 * c, k0, bb);
+        } else {
+          TmaLoad3dMulticast(b_stage + c * kBlock, map_b, full, kMask, tn * kBN + 64 * c, k0, bb);
+        }
+      }
+    }
+  }
+
+  // One consumer warpgroup: issues the wgmmas of one stage for its m64 blocks.
+  // `first` overwrites the accumulators instead of adding to them.
+  __device__ __forceinline__ static void Mma(float (&acc)[kMI][kBN / 2], unsigned stage,
+                                             int consumer, bool first) {
+    const unsigned a_base = stage + consumer * kMI * (kTransA == 0 ? 64 * kBK * 2 : kBlock);
+    const unsigned b_base = stage + kATile;
+#pragma unroll
+    for (int kk = 0; kk < kBK / 16; ++kk) {
+      // K-major: a 16-deep slice is 32 bytes into each 128-byte row; M-/N-major:
+      // 16 rows of 128 bytes further down each column block.
+      const unsigned long long db =
+          kTransB == 0 ? SmemDesc(b_base + kk * 32, 16, 1024)
+                       : SmemDesc(b_base + kk * 16 * 128, kBlock, 1024);
+#pragma unroll
+      for (int i = 0; i < kMI; ++i) {
+        const unsigned long long da =
+            kTransA == 0 ? SmemDesc(a_base + i * 64 * kBK * 2 + kk * 32, 16, 1024)
+                         : SmemDesc(a_base + i * kBlock + kk * 16 * 128, kBlock, 1024);
+        Wgmma<T, kBN, kTransA, kTransB>::Run(acc[i], da, db, (first && kk == 0) ? 0 : 1);
+      }
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace jitgemm

@@ -1,0 +1,45 @@
+// Persistent tile schedule of the sm90 family. The grid holds at most one CTA
+// per SM; CTA clusters of kClusterM along x take "units" (kClusterM tiles
+// adjacent in M that share one B tile) in turn: unit u goes to cluster
+// u mod clusters. Units are numbered batch by batch, and inside a batch in
+// groups of kGroupM unit rows walked down M first, so that the units in
+// flight at one time share their A and B tiles in L2.
+#pragma once
+
+namespace jitgemm {
+namespace sm90 {
+
+template <int kTilesM, int kTilesN, int kBatch, int kClusterM, int kGroupM>
+struct TileScheduler {
+  static constexpr int kUnitsM = (kTilesM + kClusterM - 1) / kClusterM;
+  static constexpr int kUnitsPerBatch = kUnitsM * kTilesN;
+  static constexpr int kUnits = kUnitsPerBatch * kBatch;
+
+  struct Tile {
+    int batch;
+    int tile_m;  // this CTA's tile: unit row * kClusterM + cluster rank
+    int tile_n;
+  };
+
+  __device__ __forceinline__ static Tile Get(int unit, int rank) {
+    Tile t;
+    t.batch = unit / kUnitsPerBatch;
+    const int r = unit - t.batch * kUnitsPerBatch;
+    int um = r / kTilesN, un = r % kTilesN;
+    if (kUnitsM > kGroupM) {
+      const int per_group = kGroupM * kTilesN;
+      const int group = r / per_group;
+      const int first = group * kGroupM;
+      const int size = kUnitsM - first < kGroupM ? kUnitsM - first : kGroupM;
+      const int in_group = r - group * per_group;
+      um = first + in_group % size;
+      un = in_group / size;
+    }
+    t.tile_m = um * kClusterM + rank;
+    t.tile_n = un;
+    return t;
+  }
+};
+
+}  // namespace sm90
+}  // namespace jitgemm

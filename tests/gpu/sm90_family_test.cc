@@ -1,0 +1,199 @@
+// The sm90 (TMA + wgmma) family on random problems against float64: every
+// config it can propose, every epilogue, both layouts of each operand,
+// batched (strided, broadcast) and seed 001's grouped layout, shapes off the
+// tile and K not a multiple of 64. D is poisoned with NaN first and its row
+// padding must stay untouched.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/jit_backend.h"
+#include "core/problem_signature.h"
+#include "gtest/gtest.h"
+#include "jit/driver_api.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "support/gpu_env.h"
+#include "support/reference.h"
+
+namespace jitgemm::support {
+namespace {
+
+template <class T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
+  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
+  return *(values.begin() + d(rng));
+}
+
+int64_t RoundUp8(int64_t x) { return (x + 7) / 8 * 8; }
+
+GemmProblem RandomProblem(std::mt19937_64& rng, int index) {
+  GemmProblem p;
+  const DataType in = Pick(rng, {DataType::kF16, DataType::kBF16});
+  p.m = Pick<int64_t>(rng, {65, 96, 127, 128, 129, 200, 256, 257, 333, 384, 511, 640});
+  p.n = Pick<int64_t>(rng, {8, 24, 64, 100, 128, 136, 250, 256, 264, 300, 512, 520});
+  p.k = Pick<int64_t>(rng, {8, 16, 40, 64, 72, 128, 200, 256, 328, 512, 1000, 1024});
+  p.a.type = p.b.type = in;
+  p.d.type = Pick(rng, {in, in, in, DataType::kF32});
+  p.c.type = Pick(rng, {in, DataType::kF32});
+  p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+  p.b.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.c.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.d.layout =
+      Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+  // A and B rows 16-byte aligned (TMA); C and D anything, D often aligned too.
+  auto lines = [](const Operand& op, int64_t rows, int64_t cols) {
+    return op.layout == Layout::kRowMajor ? cols : rows;
+  };
+  p.a.ld = RoundUp8(lines(p.a, p.m, p.k)) + Pick<int64_t>(rng, {0, 0, 8, 24});
+  p.b.ld = RoundUp8(lines(p.b, p.k, p.n)) + Pick<int64_t>(rng, {0, 0, 8});
+  p.c.ld = lines(p.c, p.m, p.n) + Pick<int64_t>(rng, {0, 1, 8});
+  p.d.ld = Pick<int64_t>(rng, {0, 0, 1}) == 0
+               ? RoundUp8(lines(p.d, p.m, p.n)) + Pick<int64_t>(rng, {0, 8})
+               : lines(p.d, p.m, p.n) + 1;
+  p.epilogue.alpha = Pick(rng, {1.f, 1.f, 0.5f, -1.25f});
+  p.epilogue.beta = Pick(rng, {0.f, 0.f, 1.f, 0.75f});
+  p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow});
+  p.epilogue.activation = Pick(rng, {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                                     Activation::kGeluErf, Activation::kSilu});
+  if (index % 4 == 1) {  // strided batches, A or B sometimes broadcast
+    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
+    auto extent = [&](const Operand& op, int64_t rows, int64_t cols) {
+      return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
+    };
+    p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
+    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, p.n);
+    p.c.batch_stride = extent(p.c, p.m, p.n);
+    p.d.batch_stride = extent(p.d, p.m, p.n);
+    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, std::max(p.m, p.n)});
+  } else if (index % 4 == 3) {  // seed 001: x (rows, G, din) -> y (rows, G, dout)
+    const int64_t groups = Pick<int64_t>(rng, {2, 3, 4});
+    const int64_t din = RoundUp8(p.k), dout = RoundUp8(p.n);
+    p.k = din;
+    p.n = dout;
+    p.batch_count = groups;
+    p.a = {in, Layout::kRowMajor, groups * din, din};
+    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? dout : din, din * dout};
+    p.d = {p.d.type, Layout::kRowMajor, groups * dout, dout};
+    p.c = p.d;
+    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? dout : 0;
+  }
+  return Canonicalize(p);
+}
+
+double Tolerance(const GemmProblem& p) {
+  if (p.d.type == DataType::kBF16) return 1.6e-2;
+  if (p.d.type == DataType::kF16) return 4e-3;
+  return 1e-3;
+}
+
+// Empty on success, else what went wrong.
+std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937_64& rng) {
+  const int64_t batch = p.batch_count;
+  Buffer a, b, c, d, bias;
+  auto span = [&](const Operand& op, int64_t r, int64_t cols) {
+    return static_cast<size_t>(OperandSpanBytes(op, r, cols, batch));
+  };
+  const bool uses_c = p.epilogue.beta != 0.f, uses_bias = p.epilogue.bias != BiasMode::kNone;
+  if (a.Allocate(span(p.a, p.m, p.k), 0) != cudaSuccess ||
+      b.Allocate(span(p.b, p.k, p.n), 0) != cudaSuccess ||
+      d.Allocate(span(p.d, p.m, p.n), 0) != cudaSuccess) {
+    return "cudaMalloc failed";
+  }
+  a.FillRandom(p.a.type, rng);
+  b.FillRandom(p.b.type, rng);
+  a.Upload();
+  b.Upload();
+  if (uses_c) {
+    c.Allocate(span(p.c, p.m, p.n), 0);
+    c.FillRandom(p.c.type, rng);
+    c.Upload();
+  }
+  if (uses_bias) {
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    bias.Allocate((len + (batch - 1) * p.epilogue.bias_batch_stride) * DataTypeSize(p.d.type), 0);
+    bias.FillRandom(p.d.type, rng);
+    bias.Upload();
+  }
+  d.Poison();
+  absl::Status s = backend.Run({a.device, b.device, uses_c ? c.device : nullptr, d.device,
+                                uses_bias ? bias.device : nullptr},
+                               nullptr);
+  if (!s.ok()) return absl::StrCat("Run: ", s.ToString());
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+    return absl::StrCat("kernel failed: ", cudaGetErrorString(e));
+  }
+  d.Download();
+  const auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), c.host.data(), bias.host.data());
+  const double err = RelativeError(p, d.host.data(), ref);
+  if (!(err <= Tolerance(p))) return absl::StrCat("relative error ", err);
+  // Row padding of D (and, in the grouped layout, the other groups' columns
+  // of a batch's rows are checked by the reference) must stay poisoned.
+  if (batch == 1) {
+    const int64_t es = DataTypeSize(p.d.type);
+    const bool row = p.d.layout == Layout::kRowMajor;
+    const int64_t len = row ? p.n : p.m, lines = row ? p.m : p.n;
+    for (int64_t line = 0; line + 1 < lines; ++line) {
+      for (int64_t x = len; x < p.d.ld; ++x) {
+        for (int64_t q = 0; q < es; ++q) {
+          if (d.host[(line * p.d.ld + x) * es + q] != 0xff) {
+            return absl::StrCat("wrote padding at line ", line, " col ", x);
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
+  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm90);
+  const char* env = std::getenv("JITGEMM_SM90_PROBLEMS");
+  const int count = env ? std::atoi(env) : 320;
+  std::mt19937_64 rng(20261124);
+  int ran = 0, failures = 0;
+  std::set<std::string> configs;
+  for (int i = 0; i < count; ++i) {
+    const GemmProblem p = RandomProblem(rng, i);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    const auto all = family.Candidates(p, device->target, TuningPolicy::kExhaustive);
+    if (all.empty()) {
+      ADD_FAILURE() << "#" << i << " " << DebugString(p) << ": no sm90 config";
+      continue;
+    }
+    jit::KernelConfig config = all[static_cast<size_t>(i) % all.size()];
+    config.pdl = i % 2 == 0;
+    Options options;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, config, options, *device, &compiled);
+    ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
+    configs.insert(config.ToString());
+    const std::string err = RunOne(p, **backend, rng);
+    ++ran;
+    if (!err.empty()) {
+      ++failures;
+      ADD_FAILURE() << "#" << i << " " << DebugString(p) << " " << (*backend)->Describe() << ": "
+                    << err;
+      if (cudaGetLastError() != cudaSuccess) break;
+    }
+  }
+  std::printf("sm90 random problems: %d run, %d failures, %zu configs\n", ran, failures,
+              configs.size());
+  EXPECT_EQ(failures, 0);
+  EXPECT_GE(ran, std::min(count, 300));
+}
+
+}  // namespace
+}  // namespace jitgemm::support

@@ -1,0 +1,215 @@
+// The sm90 (TMA + wgmma) family's host rules, and every config it can
+// propose compiled for sm_90a with no spills and no serialised wgmma.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/families/sm90.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "jit/nvrtc_compiler.h"
+#include "jit/specializer.h"
+#include "support/status_matchers.h"
+
+namespace jitgemm::jit {
+namespace {
+
+using ::jitgemm::support::StatusIs;
+using ::testing::HasSubstr;
+
+const KernelFamily& Sm90() { return GetFamily(Family::kSm90); }
+
+GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t = DataType::kBF16) {
+  GemmProblem p = MakeGemm(m, n, k, t);
+  p.b.layout = Layout::kColMajor;
+  return Canonicalize(p);
+}
+
+KernelConfig Config(int bm, int bn, int consumers, int stages, int cluster) {
+  KernelConfig c;
+  c.family = Family::kSm90;
+  c.block_m = bm;
+  c.block_n = bn;
+  c.block_k = 64;
+  c.warps_m = consumers;
+  c.warps_n = 1;
+  c.stages = stages;
+  c.cluster_m = cluster;
+  return c;
+}
+
+TEST(Sm90FamilyTest, ServesAlignedHalfProblemsOnSm90Only) {
+  const GemmProblem p = Linear(4096, 4096, 4096);
+  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  EXPECT_TRUE(Sm90().Supports(p, c, OfflineTarget(90)).ok());
+  EXPECT_THAT(Sm90().Supports(p, c, OfflineTarget(80)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("sm_90a")));
+  EXPECT_THAT(Sm90().Supports(Linear(512, 512, 512, DataType::kF32), c, OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("fp16 or bf16")));
+}
+
+TEST(Sm90FamilyTest, RefusesRowsTmaCannotAddress) {
+  GemmProblem p = MakeGemm(300, 300, 300, DataType::kF16);
+  p.a.ld = 301;  // 602-byte rows
+  p = Canonicalize(p);
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("16 bytes")));
+  // Nor does the candidate set offer the family for it.
+  for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(90), Options())) {
+    EXPECT_NE(c.family, Family::kSm90) << c.ToString();
+  }
+}
+
+TEST(Sm90FamilyTest, NotProposedWithoutSixteenBytePointers) {
+  Options options;
+  options.pointer_alignment = 8;
+  for (const KernelConfig& c :
+       ProposeConfigs(Linear(2048, 2048, 2048), OfflineTarget(90), options)) {
+    EXPECT_NE(c.family, Family::kSm90) << c.ToString();
+  }
+}
+
+TEST(Sm90FamilyTest, RefusesInvalidTiles) {
+  const GemmProblem p = Linear(1024, 1024, 1024);
+  const TargetInfo t = OfflineTarget(90);
+  EXPECT_THAT(Sm90().Supports(p, Config(256, 256, 2, 2, 1), t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("accumulators")));
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 96, 2, 4, 1), t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("block_n")));
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 256, 2, 6, 1), t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("shared memory")));
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 4), t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 or 2 CTAs")));
+  KernelConfig runtime_m = Config(128, 128, 2, 4, 1);
+  runtime_m.runtime_m = true;
+  EXPECT_THAT(Sm90().Supports(p, runtime_m, t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exact M")));
+  // N-major B splits over the cluster in 64-column blocks.
+  GemmProblem nn = MakeGemm(1024, 1024, 1024, DataType::kBF16);
+  EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Config(128, 64, 2, 6, 2), t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64-column")));
+}
+
+TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
+  const auto configs =
+      Sm90().Candidates(Linear(8192, 8192, 8192), OfflineTarget(90), TuningPolicy::kFast);
+  ASSERT_FALSE(configs.empty());
+  EXPECT_LE(configs.size(), 4u);
+  EXPECT_EQ(configs.front().block_m * configs.front().block_n, 128 * 256);
+  EXPECT_EQ(configs.front().cluster_m, 2);
+  // Every proposal uses the deepest ring that fits.
+  for (const KernelConfig& c : configs) {
+    KernelConfig deeper = c;
+    ++deeper.stages;
+    EXPECT_FALSE(Sm90().Supports(Linear(8192, 8192, 8192), deeper, OfflineTarget(90)).ok())
+        << c.ToString();
+  }
+}
+
+TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
+  const GemmProblem p = Linear(1024, 1024, 1024);
+  bool split = false;
+  for (const KernelConfig& c : Sm90().Candidates(p, OfflineTarget(90), TuningPolicy::kExhaustive)) {
+    split = split || c.split_k > 1;
+  }
+  EXPECT_TRUE(split);
+  KernelConfig c = Config(128, 128, 2, 4, 1);
+  c.split_k = 2;
+  const LaunchShape s = Sm90().Shape(p, c, OfflineTarget(90));
+  EXPECT_EQ(s.grid[0], 128u);
+  // 64 tiles x 2 consumers: tickets, then 2 partial 64 x 128 fp32 tiles each.
+  EXPECT_EQ(s.workspace_bytes, 512u + 64u * 2 * 2 * 64 * 128 * 4);
+  c.split_k = 17;
+  EXPECT_THAT(Sm90().Supports(p, c, OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_k")));
+  // 16 k-tiles cannot feed 12 splits.
+  c.split_k = 12;
+  EXPECT_FALSE(Sm90().Supports(p, c, OfflineTarget(90)).ok());
+  // Large problems fill the SMs without it.
+  for (const KernelConfig& big :
+       Sm90().Candidates(Linear(8192, 8192, 8192), OfflineTarget(90), TuningPolicy::kExhaustive)) {
+    EXPECT_EQ(big.split_k, 1) << big.ToString();
+  }
+}
+
+TEST(Sm90FamilyTest, LaunchIsPersistentWithClusters) {
+  const GemmProblem p = Linear(4096, 4096, 4096);
+  const LaunchShape s = Sm90().Shape(p, Config(128, 256, 2, 4, 2), OfflineTarget(90));
+  EXPECT_EQ(s.grid[0], 132u);
+  EXPECT_EQ(s.block[0], 384u);
+  EXPECT_EQ(s.cluster_x, 2u);
+  EXPECT_TRUE(s.tensor_maps);
+  // A problem of 3 tiles launches 3 CTAs (rounded up to whole clusters).
+  const LaunchShape small =
+      Sm90().Shape(Linear(300, 128, 64), Config(128, 128, 2, 4, 2), OfflineTarget(90));
+  EXPECT_EQ(small.grid[0], 4u);
+}
+
+TEST(Sm90FamilyTest, SpecSaysHowDIsStored) {
+  GemmProblem p = Linear(512, 512, 512);
+  const KernelConfig c = Config(128, 128, 2, 4, 1);
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = true"));
+  EXPECT_TRUE(Sm90TmaStore(p));
+  p.d.type = DataType::kF32;
+  EXPECT_FALSE(Sm90TmaStore(p));
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = false"));
+  p.d.type = DataType::kBF16;
+  p.d.ld = 513;
+  EXPECT_FALSE(Sm90TmaStore(p));
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, Config(128, 256, 2, 4, 2)),
+              HasSubstr("kConsumers = 2, kClusterM = 2"));
+}
+
+TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
+  const GemmProblem p = Linear(1024, 1024, 1024);
+  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, OfflineTarget(90)), 16);
+  EXPECT_THAT(s.kernel_name, HasSubstr("gemm_sm90_bf16_rc_r_128x256x64_w2x1_s4"));
+  EXPECT_THAT(s.kernel_name, HasSubstr("_cm2"));
+  EXPECT_THAT(c.ToString(), HasSubstr(" cm=2"));
+  EXPECT_THAT(Config(128, 256, 2, 4, 1).ToString(), ::testing::Not(HasSubstr("cm=")));
+}
+
+// Every config the family can propose, for both B layouts and for 16-bit
+// (TMA store) and fp32 (register store) D, compiled for sm_90a.
+TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  const TargetInfo target = OfflineTarget(90);
+  std::set<std::string> done;
+  int compiled = 0;
+  // The second size has too few tiles for the SMs: split-K configs.
+  for (int64_t m : {2048, 256}) {
+    for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
+      for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
+        GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
+        p.b.layout = b_layout;
+        p.d.type = p.c.type = d_type;
+        p.epilogue.bias = BiasMode::kPerColumn;
+        p.epilogue.activation = Activation::kSilu;
+        p = Canonicalize(p);
+        for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+          const std::string id =
+              c.ToString() + DataTypeName(d_type) + (b_layout == Layout::kRowMajor ? "n" : "k");
+          if (!done.insert(id).second) continue;
+          const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+          auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+          ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
+          ++compiled;
+          EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
+                                                                   << k->log;
+          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
+          // C7508: setmaxnreg ignored.
+          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+        }
+      }
+    }
+  }
+  EXPECT_GE(compiled, 8);
+  std::printf("compiled %d sm90 configs for sm_90a: no spills, wgmma not serialised\n", compiled);
+}
+
+}  // namespace
+}  // namespace jitgemm::jit
