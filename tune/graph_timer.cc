@@ -15,6 +15,10 @@ namespace {
 
 constexpr int kLaunchesPerGraph = 40;
 constexpr int kReplays = 5;
+// GPU time one replay may take: a graph holds fewer launches of a slow
+// candidate, so that timing a large problem's candidates stays well under a
+// second each instead of 40 x 6 calls (8192^3: about 0.4 s per candidate).
+constexpr double kReplayBudgetUs = 3000.0;
 
 absl::Status Cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return absl::OkStatus();
@@ -142,6 +146,23 @@ absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
   // Warm-up outside the graph: first-launch costs (module load) stay out.
   if (absl::Status s = run(0); !s.ok()) return s;
   if (absl::Status s = Cuda(cudaStreamSynchronize(stream), "warm-up run"); !s.ok()) return s;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  // One timed call sizes the graph.
+  float single_ms = 0;
+  cudaEventRecord(start, stream);
+  absl::Status single = run(1);
+  cudaEventRecord(stop, stream);
+  if (single.ok()) single = Cuda(cudaEventSynchronize(stop), "sizing run");
+  if (single.ok()) cudaEventElapsedTime(&single_ms, start, stop);
+  if (!single.ok()) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return single;
+  }
+  const int launches = std::clamp(
+      static_cast<int>(kReplayBudgetUs / std::max(1.0, 1000.0 * single_ms)), 2, kLaunchesPerGraph);
 
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -151,18 +172,16 @@ absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
     return s;
   }
   absl::Status launched = absl::OkStatus();
-  for (int i = 0; i < kLaunchesPerGraph && launched.ok(); ++i) launched = run(i);
+  for (int i = 0; i < launches && launched.ok(); ++i) launched = run(i);
   absl::Status ended = Cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  if (!launched.ok() || !ended.ok()) {
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    return launched.ok() ? ended : launched;
+  absl::Status s = launched.ok() ? ended : launched;
+  if (s.ok()) s = Cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (!s.ok()) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return s;
   }
-  absl::Status s = Cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  cudaGraphDestroy(graph);
-  if (!s.ok()) return s;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
   std::vector<float> ms;
   s = Cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");  // warm replay
   for (int r = 0; r < kReplays && s.ok(); ++r) {
@@ -179,7 +198,7 @@ absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
   cudaGraphExecDestroy(exec);
   if (!s.ok()) return s;
   std::sort(ms.begin(), ms.end());
-  return 1000.0 * ms[ms.size() / 2] / kLaunchesPerGraph;
+  return 1000.0 * ms[ms.size() / 2] / launches;
 }
 
 }  // namespace jitgemm::tune
