@@ -70,7 +70,7 @@ def _without_k(out: torch.Tensor, bias: Optional[torch.Tensor], act: int) -> tor
 def _flatten(op: str, name: str, t: torch.Tensor, shape: tuple) -> torch.Tensor:
     try:
         return t.view(shape)
-    except RuntimeError:
+    except (RuntimeError, ValueError):  # fake tensors raise ValueError
         raise ValueError(f"{op}: {name}: the leading dimensions of shape {tuple(t.shape)} with "
                          f"strides {tuple(t.stride())} cannot be flattened without a copy; "
                          "pass a .contiguous() tensor") from None
