@@ -131,6 +131,79 @@ class ArgumentCheckTest(unittest.TestCase):
 
 
 @unittest.skipIf(SKIP, REASON)
+class ProblemLayoutTest(unittest.TestCase):
+    """The GEMM problem each op describes, recorded at the launch (fake CUDA tensors)."""
+
+    def setUp(self):
+        self.launched = []
+        self.saved = _kernels._launch
+        _kernels._launch = lambda key, dev, build, *tensors: self.launched.append(build())
+        self.mode = FakeTensorMode()
+        self.mode.__enter__()
+
+    def tearDown(self):
+        self.mode.__exit__(None, None, None)
+        _kernels._launch = self.saved
+
+    @staticmethod
+    def cuda(*shape):
+        return torch.empty(*shape, device="cuda", dtype=torch.bfloat16)
+
+    def op(self, o):
+        return (o.type, o.layout, o.ld, o.batch_stride)
+
+    def test_linear_reads_the_weight_as_column_major_b(self):
+        y = _kernels.linear(self.cuda(2, 3, 64), self.cuda(96, 64), self.cuda(96), "relu")
+        self.assertEqual(y.shape, (2, 3, 96))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (6, 96, 64, 1))
+        self.assertEqual(self.op(p.a), (2, 0, 64, -1))
+        self.assertEqual(self.op(p.b), (2, 1, 64, -1))
+        self.assertEqual(self.op(p.d), (2, 0, 96, -1))
+        self.assertEqual((p.bias_mode, p.activation), (1, 1))
+
+    def test_linear_with_a_transposed_weight_reads_b_row_major(self):
+        _kernels.linear(self.cuda(5, 64), self.cuda(64, 96).t(), None, "none")
+        self.assertEqual(self.op(self.launched[0].b), (2, 0, 96, -1))
+        self.assertEqual(self.launched[0].bias_mode, 0)
+
+    def test_grouped_is_the_problem_h_example(self):
+        rows, g, din, dout = 2560, 12, 1024, 3072
+        _kernels.grouped_linear(self.cuda(rows, g, din), self.cuda(g, dout, din), None, "none")
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (rows, dout, din, g))
+        self.assertEqual(self.op(p.a), (2, 0, g * din, din))
+        self.assertEqual(self.op(p.b), (2, 1, din, din * dout))
+        self.assertEqual(self.op(p.d), (2, 0, g * dout, dout))
+
+    def test_grouped_bias_has_a_per_group_stride(self):
+        _kernels.grouped_linear(self.cuda(7, 3, 16), self.cuda(3, 8, 16), self.cuda(3, 8), "silu")
+        p = self.launched[0]
+        self.assertEqual((p.bias_mode, p.bias_batch_stride, p.activation), (1, 8, 4))
+
+    def test_the_backward_gemms(self):
+        g, rows, n, k = 3, 10, 8, 16
+        dz, x, w = self.cuda(rows, g, n), self.cuda(rows, g, k), self.cuda(g, n, k)
+        _kernels.grouped_linear(dz, w.transpose(1, 2), None, "none")  # dx
+        dw = _kernels.matmul(dz.permute(1, 2, 0), x.permute(1, 0, 2))  # dW
+        self.assertEqual(dw.shape, (g, n, k))
+        px, pw = self.launched
+        self.assertEqual((px.m, px.n, px.k, px.batch_count), (rows, k, n, g))
+        self.assertEqual(self.op(px.b), (2, 0, k, n * k))  # W[g] (n x k) row-major
+        self.assertEqual((pw.m, pw.n, pw.k, pw.batch_count), (n, k, rows, g))
+        self.assertEqual(self.op(pw.a), (2, 1, g * n, n))  # dz[:, g, :]^T
+        self.assertEqual(self.op(pw.b), (2, 0, g * k, k))
+        self.assertEqual(self.op(pw.d), (2, 0, k, n * k))
+
+    def test_matmul_broadcasts_a_2d_operand(self):
+        _kernels.matmul(self.cuda(16, 144), self.cuda(4, 144, 256))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (16, 256, 144, 4))
+        self.assertEqual(self.op(p.a), (2, 0, 144, 0))
+        self.assertEqual(self.op(p.b), (2, 0, 256, 144 * 256))
+
+
+@unittest.skipIf(SKIP, REASON)
 class TraceTest(unittest.TestCase):
     def test_compile_fullgraph_keeps_the_ops(self):
         graphs = []

@@ -48,7 +48,10 @@ def _problem(dtype: int, m: int, n: int, k: int, batch: int, a: tuple, b: tuple,
     return p
 
 
-def _launch(key: tuple, device_index: int, build, a: int, b: int, d: int, bias: int) -> None:
+def _launch(key: tuple, device_index: int, build, a_t: torch.Tensor, b_t: torch.Tensor,
+            d_t: torch.Tensor, bias_t: Optional[torch.Tensor]) -> None:
+    a, b, d = a_t.data_ptr(), b_t.data_ptr(), d_t.data_ptr()
+    bias = 0 if bias_t is None else bias_t.data_ptr()
     align = alignment(a, b, d, bias)
     stream = _raw_stream(device_index)
     plan = _plan_table.get(key + (device_index, align), stream, device_index, align, build)
@@ -120,8 +123,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
     key = ("linear", dtype, m, n, k, a, b, bias_mode, act)
     build = lambda: _problem(dtype, m, n, k, 1, a + (-1,), b + (-1,),  # noqa: E731
                              (ROW_MAJOR, n, -1), bias_mode, 0, act)
-    _launch(key, x.device.index, build, x2.data_ptr(), weight.data_ptr(), out.data_ptr(),
-            0 if bias is None else bias.data_ptr())
+    _launch(key, x.device.index, build, x2, weight, out, bias)
     return out.view(*x.shape[:-1], n)
 
 
@@ -165,8 +167,7 @@ def grouped_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.T
     key = ("grouped", dtype, rows, n, k, g, a, b, bias_mode, bias_stride, act)
     build = lambda: _problem(dtype, rows, n, k, g, a, b, d, bias_mode, bias_stride,  # noqa: E731
                              act)
-    _launch(key, x.device.index, build, x3.data_ptr(), weight.data_ptr(), out.data_ptr(),
-            0 if bias is None else bias.data_ptr())
+    _launch(key, x.device.index, build, x3, weight, out, bias)
     return out.view(shape)
 
 
@@ -205,5 +206,5 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     dtype = DTYPE_CODES[a.dtype]
     key = ("matmul", dtype, m, n, k, batch, lay_a, lay_b)
     build = lambda: _problem(dtype, m, n, k, batch, lay_a, lay_b, d, BIAS_NONE, 0, 0)  # noqa
-    _launch(key, a.device.index, build, a.data_ptr(), b.data_ptr(), out.data_ptr(), 0)
+    _launch(key, a.device.index, build, a, b, out, None)
     return out

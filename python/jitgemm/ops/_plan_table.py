@@ -1,4 +1,4 @@
-"""The ops' plans: one per (problem, device, pointer alignment, stream), made once.
+"""The ops' plans: one per (options, problem, device, pointer alignment, stream), made once.
 
 A call whose plan exists costs one dict lookup. A miss creates the plan (slow:
 may compile and time kernels) and keeps it for the life of the process, so
@@ -29,8 +29,10 @@ from .. import _lib
 from ..plan import Options, Plan, describe_problem
 
 _create_lock = threading.Lock()
-_plans: Dict[tuple, Plan] = {}
-_any_stream: Dict[tuple, Plan] = {}
+# One pair of tables per Options value given to set_options (None: the
+# environment's), so switching options never hands out a plan made with others.
+_tables: Dict[Optional[Options], Tuple[Dict[tuple, Plan], Dict[tuple, Plan]]] = {None: ({}, {})}
+_plans, _any_stream = _tables[None]
 _options: Optional[Options] = None
 _capture_policy = "heuristic"
 _capture_warned = False
@@ -41,9 +43,13 @@ class CaptureMissError(RuntimeError):
 
 
 def set_options(options: Optional[Options]) -> None:
-    """Options for plans made from now on (None: the JITGEMM_* environment's)."""
-    global _options
-    _options = options
+    """Options for the plans used from now on (None: the JITGEMM_* environment's).
+
+    Plans made under other options are kept (graphs captured with them stay valid)."""
+    global _options, _plans, _any_stream
+    with _create_lock:
+        _options = options
+        _plans, _any_stream = _tables.setdefault(options, ({}, {}))
 
 
 def set_capture_policy(policy: str) -> None:
@@ -56,14 +62,16 @@ def set_capture_policy(policy: str) -> None:
 
 def plans() -> List[Tuple[str, str]]:
     """(problem, what serves it) for every plan the ops have made in this process."""
-    return [(describe_problem(p.problem), p.description) for p in list(_plans.values())]
+    return [(describe_problem(p.problem), p.description)
+            for table, _ in list(_tables.values()) for p in list(table.values())]
 
 
 def clear() -> None:
     """Drops the plans. REQUIRES: no CUDA graph captured with them will replay again."""
     with _create_lock:
-        _plans.clear()
-        _any_stream.clear()
+        for table, any_stream in _tables.values():
+            table.clear()
+            any_stream.clear()
 
 
 def get(problem_key: tuple, stream: int, device_index: int, align: int,
@@ -76,7 +84,7 @@ def get(problem_key: tuple, stream: int, device_index: int, align: int,
 
 def _create(problem_key: tuple, stream: int, device_index: int, align: int,
             build: Callable[[], _lib.Problem]) -> Plan:
-    global _options, _capture_warned
+    global _capture_warned
     with _create_lock:
         plan = _plans.get((problem_key, stream))
         if plan is not None:
