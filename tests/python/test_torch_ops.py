@@ -16,7 +16,7 @@ except ImportError:  # the whole module skips
 if torch is not None:
     import jitgemm
     import jitgemm.nn
-    from jitgemm.ops import _kernels, _operands
+    from jitgemm.ops import _kernels, _operands, _plan_table
 
 SKIP = torch is None
 REASON = "PyTorch is not installed"
@@ -136,14 +136,20 @@ class ProblemLayoutTest(unittest.TestCase):
 
     def setUp(self):
         self.launched = []
-        self.saved = _kernels._launch
-        _kernels._launch = lambda key, dev, build, *tensors: self.launched.append(build())
+        self.saved = _kernels._run
+
+        def run(sig, describe, device, a, *tensors):
+            call = describe()
+            self.launched.append(call.build())
+            return torch.empty(call.out_shape, dtype=a.dtype, device=device)
+
+        _kernels._run = run
         self.mode = FakeTensorMode()
         self.mode.__enter__()
 
     def tearDown(self):
         self.mode.__exit__(None, None, None)
-        _kernels._launch = self.saved
+        _kernels._run = self.saved
 
     @staticmethod
     def cuda(*shape):
@@ -201,6 +207,141 @@ class ProblemLayoutTest(unittest.TestCase):
         self.assertEqual((p.m, p.n, p.k, p.batch_count), (16, 256, 144, 4))
         self.assertEqual(self.op(p.a), (2, 0, 144, 0))
         self.assertEqual(self.op(p.b), (2, 0, 256, 144 * 256))
+
+
+@unittest.skipIf(SKIP, REASON)
+class RunPathTest(unittest.TestCase):
+    """The per-call path up to the launch, on CPU tensors with the plan table and the
+    device queries stubbed: pointers, stream and alignment handed to the plan, and the
+    signature cache that lets a repeated call skip the checks."""
+
+    def setUp(self):
+        self.saved = {n: getattr(_kernels, n) for n in ("check_tensor", "_raw_stream",
+                                                        "_current_device", "_describe_linear")}
+        self.saved_get = _kernels._plan_table.get
+        self.runs, self.gets, self.describes = [], [], 0
+        test = self
+
+        class Plan:
+            def run(self, *args):
+                test.runs.append(args)
+
+        def get(key, stream, index, align, build):
+            self.gets.append((key, stream, align, build()))
+            return Plan()
+
+        def describe(*args):
+            self.describes += 1
+            return self.saved["_describe_linear"](*args)
+
+        _kernels.check_tensor = lambda op, name, t, like=None, fake=False: \
+            self.saved["check_tensor"](op, name, t, like, True)
+        _kernels._raw_stream = lambda index: 1234
+        _kernels._current_device = lambda: None  # CPU tensors have no device index
+        _kernels._describe_linear = describe
+        _kernels._plan_table.get = get
+
+    def tearDown(self):
+        for name, value in self.saved.items():
+            setattr(_kernels, name, value)
+        _kernels._plan_table.get = self.saved_get
+        _kernels._described.clear()
+
+    def test_repeated_calls_reuse_the_description(self):
+        x = torch.randn(2, 3, 64, dtype=torch.bfloat16)
+        w = torch.randn(96, 64, dtype=torch.bfloat16)
+        b = torch.randn(96, dtype=torch.bfloat16)
+        y = _kernels.linear(x, w, b, "gelu")
+        y2 = _kernels.linear(x, w, b, "gelu")
+        self.assertEqual(self.describes, 1)
+        self.assertEqual((y.shape, y.dtype), ((2, 3, 96), torch.bfloat16))
+        self.assertEqual(self.runs[1], (x.data_ptr(), w.data_ptr(), y2.data_ptr(), 0,
+                                        b.data_ptr(), 1234))
+        key, stream, align, problem = self.gets[0]
+        self.assertEqual((stream, problem.m, problem.activation), (1234, 6, 3))
+        _kernels.linear(x, w, None, "gelu")  # another signature
+        self.assertEqual(self.describes, 2)
+        self.assertEqual(self.gets[2][3].bias_mode, 0)
+
+    def test_alignment_follows_the_pointers(self):
+        w = torch.randn(32, 16, dtype=torch.float16)
+        x = torch.randn(4 * 16 + 1, dtype=torch.float16)[1:].view(4, 16)  # 2-byte aligned
+        _kernels.linear(x, w, None, "none")
+        self.assertEqual(self.gets[0][2], 2)
+        self.assertEqual(self.gets[0][0][-1], 2, "the alignment is part of the plan's key")
+
+
+@unittest.skipIf(SKIP, REASON)
+class PlanTableTest(unittest.TestCase):
+    """When plans are made, with which options, and what capture does (Plan stubbed)."""
+
+    def setUp(self):
+        self.made = []
+        test = self
+
+        class FakePlan:
+            def __init__(self, problem, options):
+                test.made.append(options)
+                self.problem, self.description = problem, f"fake {len(test.made)}"
+
+        self.saved = (_plan_table.Plan, torch.cuda.is_current_stream_capturing)
+        _plan_table.Plan = FakePlan
+        self.capturing = False
+        torch.cuda.is_current_stream_capturing = lambda: self.capturing
+        _plan_table.clear()
+        _plan_table._capture_warned = False
+        self.problem = jitgemm.gemm_problem(8, 16, 32, "bf16")
+
+    def tearDown(self):
+        _plan_table.Plan, torch.cuda.is_current_stream_capturing = self.saved
+        _plan_table.set_capture_policy("heuristic")
+        _plan_table.set_options(None)
+        _plan_table.clear()
+
+    def get(self, key, stream, align=16):
+        return _plan_table.get(key, stream, -1, align, lambda: self.problem)
+
+    def test_one_plan_per_problem_and_stream(self):
+        a = self.get(("p",), stream=1)
+        self.assertIs(self.get(("p",), stream=1), a)
+        self.assertIsNot(self.get(("p",), stream=2), a)
+        self.assertEqual(len(self.made), 2)
+        self.assertEqual(self.made[0], jitgemm.Options.from_environment())
+
+    def test_alignment_lowers_the_promise(self):
+        self.get(("p",), stream=1, align=4)
+        self.assertEqual(self.made[0].pointer_alignment, 4)
+
+    def test_capture_reuses_the_plan_of_another_stream(self):
+        eager = self.get(("p",), stream=1)
+        self.capturing = True
+        self.assertIs(self.get(("p",), stream=7), eager)
+        self.assertEqual(len(self.made), 1, "nothing planned inside capture")
+
+    def test_an_unseen_problem_in_capture_plans_without_compiling(self):
+        self.capturing = True
+        with self.assertWarnsRegex(UserWarning, "inside CUDA graph capture without compiling"):
+            self.get(("q",), stream=7)
+        self.assertFalse(self.made[0].jit_enabled)
+        self.assertEqual(self.made[0].tuning, "heuristic")
+
+    def test_an_unseen_problem_in_capture_can_raise(self):
+        _plan_table.set_capture_policy("error")
+        self.capturing = True
+        with self.assertRaisesRegex(_plan_table.CaptureMissError,
+                                    "bf16 8x16x32.*run the op once before capturing"):
+            self.get(("q",), stream=7)
+        self.assertEqual(self.made, [])
+
+    def test_options_have_their_own_plans(self):
+        default = self.get(("p",), stream=1)
+        _plan_table.set_options(jitgemm.Options(constant_b=True))
+        constant = self.get(("p",), stream=1)
+        self.assertIsNot(constant, default)
+        self.assertTrue(self.made[1].constant_b)
+        _plan_table.set_options(None)
+        self.assertIs(self.get(("p",), stream=1), default)
+        self.assertEqual(len(_plan_table.plans()), 2)
 
 
 @unittest.skipIf(SKIP, REASON)

@@ -9,7 +9,7 @@ Thread safety: as the plan table (any thread).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Dict, NamedTuple, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -20,11 +20,14 @@ from . import _plan_table
 from ._operands import (DTYPE_CODES, activation_code, alignment, check_dims, check_tensor,
                         matrix)
 
-try:
+try:  # the private entry points cost a fraction of the public ones
     _raw_stream = torch._C._cuda_getCurrentRawStream
-except AttributeError:  # older builds: the public, slower way
+    _current_device = torch._C._cuda_getDevice
+except AttributeError:
     def _raw_stream(device_index: int) -> int:
         return torch.cuda.current_stream(device_index).cuda_stream
+
+    _current_device = torch.cuda.current_device
 
 _ACTIVATION_FNS = {
     0: lambda t: t,
@@ -48,18 +51,45 @@ def _problem(dtype: int, m: int, n: int, k: int, batch: int, a: tuple, b: tuple,
     return p
 
 
-def _launch(key: tuple, device_index: int, build, a_t: torch.Tensor, b_t: torch.Tensor,
-            d_t: torch.Tensor, bias_t: Optional[torch.Tensor]) -> None:
-    a, b, d = a_t.data_ptr(), b_t.data_ptr(), d_t.data_ptr()
+class _Call(NamedTuple):
+    """What a call with a given signature launches: its plan key, output shape, problem."""
+
+    key: tuple
+    out_shape: tuple
+    build: Callable[[], _lib.Problem]
+
+
+# Signature (shapes, strides, dtypes, devices, activation) -> _Call, so that a
+# repeated call skips the checks and the layout work: the host cost per call is
+# one signature tuple, one dict lookup, the output allocation and the launch.
+_described: Dict[tuple, _Call] = {}
+
+
+def _run(sig: tuple, describe: Callable[[], Union[_Call, torch.Tensor]], device: torch.device,
+         a_t: torch.Tensor, b_t: torch.Tensor, bias_t: Optional[torch.Tensor]) -> torch.Tensor:
+    call = _described.get(sig)
+    if call is None:
+        call = describe()
+        if isinstance(call, torch.Tensor):  # empty or K == 0: nothing to launch
+            return call
+        _described[sig] = call
+    out = torch.empty(call.out_shape, dtype=a_t.dtype, device=device)
+    a, b, d = a_t.data_ptr(), b_t.data_ptr(), out.data_ptr()
     bias = 0 if bias_t is None else bias_t.data_ptr()
     align = alignment(a, b, d, bias)
-    stream = _raw_stream(device_index)
-    plan = _plan_table.get(key + (device_index, align), stream, device_index, align, build)
-    if torch.cuda.current_device() == device_index:
+    index = device.index
+    stream = _raw_stream(index)
+    plan = _plan_table.get(call.key + (index, align), stream, index, align, call.build)
+    if _current_device() == index:
         plan.run(a, b, d, 0, bias, stream)
     else:
-        with torch.cuda.device(device_index):
+        with torch.cuda.device(index):
             plan.run(a, b, d, 0, bias, stream)
+    return out
+
+
+def _tensor_sig(t: Optional[torch.Tensor]) -> Optional[tuple]:
+    return None if t is None else (t.shape, t.stride(), t.dtype, t.device)
 
 
 def _without_k(out: torch.Tensor, bias: Optional[torch.Tensor], act: int) -> torch.Tensor:
@@ -105,26 +135,33 @@ def check_linear(x, weight, bias, activation, fake=False) -> int:
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
            activation: str) -> torch.Tensor:
+    device = x.device
+    sig = ("linear", x.shape, x.stride(), x.dtype, device, weight.shape, weight.stride(),
+           weight.dtype, weight.device, _tensor_sig(bias), activation)
+    return _run(sig, lambda: _describe_linear(x, weight, bias, activation), device, x, weight,
+                bias)
+
+
+def _describe_linear(x, weight, bias, activation) -> Union[_Call, torch.Tensor]:
     op = "jitgemm.linear"
     act = check_linear(x, weight, bias, activation)
     n, k = weight.shape
     x2 = _flatten(op, "x", x, (-1, k))
     m = x2.shape[0]
-    out = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    out_shape = (*x.shape[:-1], n)
     if m == 0 or n == 0:
-        return out.view(*x.shape[:-1], n)
+        return torch.empty(out_shape, dtype=x.dtype, device=x.device)
     if k == 0:
-        return _without_k(out, bias, act).view(*x.shape[:-1], n)
+        out = torch.empty((m, n), dtype=x.dtype, device=x.device)
+        return _without_k(out, bias, act).view(out_shape)
     a = matrix(op, "x", x, m, k, m, x2.stride(0), k, x2.stride(1))
     # The GEMM's B is weight^T (K x N).
     b = matrix(op, "weight", weight, k, n, k, weight.stride(1), n, weight.stride(0))
     dtype = DTYPE_CODES[x.dtype]
     bias_mode = BIAS_NONE if bias is None else BIAS_PER_COLUMN
     key = ("linear", dtype, m, n, k, a, b, bias_mode, act)
-    build = lambda: _problem(dtype, m, n, k, 1, a + (-1,), b + (-1,),  # noqa: E731
-                             (ROW_MAJOR, n, -1), bias_mode, 0, act)
-    _launch(key, x.device.index, build, x2, weight, out, bias)
-    return out.view(*x.shape[:-1], n)
+    return _Call(key, out_shape, lambda: _problem(dtype, m, n, k, 1, a + (-1,), b + (-1,),
+                                                  (ROW_MAJOR, n, -1), bias_mode, 0, act))
 
 
 def check_grouped(x, weight, bias, activation, fake=False) -> int:
@@ -146,17 +183,25 @@ def check_grouped(x, weight, bias, activation, fake=False) -> int:
 def grouped_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                    activation: str) -> torch.Tensor:
     """y[..., g, :] = act(x[..., g, :] @ weight[g].T + bias[g]), one batched problem over g."""
+    device = x.device
+    sig = ("grouped", x.shape, x.stride(), x.dtype, device, weight.shape, weight.stride(),
+           weight.dtype, weight.device, _tensor_sig(bias), activation)
+    return _run(sig, lambda: _describe_grouped(x, weight, bias, activation), device, x, weight,
+                bias)
+
+
+def _describe_grouped(x, weight, bias, activation) -> Union[_Call, torch.Tensor]:
     op = "jitgemm.grouped_linear"
     act = check_grouped(x, weight, bias, activation)
     g, n, k = weight.shape
     x3 = _flatten(op, "x", x, (-1, g, k))
     rows = x3.shape[0]
-    out = torch.empty((rows, g, n), dtype=x.dtype, device=x.device)
-    shape = (*x.shape[:-1], n)
+    out_shape = (*x.shape[:-1], n)
     if rows == 0 or g == 0 or n == 0:
-        return out.view(shape)
+        return torch.empty(out_shape, dtype=x.dtype, device=x.device)
     if k == 0:
-        return _without_k(out, bias, act).view(shape)
+        out = torch.empty(out_shape, dtype=x.dtype, device=x.device)
+        return _without_k(out, bias, act)
     a = matrix(op, "x", x, rows, k, rows, x3.stride(0), k, x3.stride(2)) + (x3.stride(1),)
     b = matrix(op, "weight", weight, k, n, k, weight.stride(2), n, weight.stride(1)) + (
         weight.stride(0),)
@@ -165,10 +210,8 @@ def grouped_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.T
     bias_mode = BIAS_NONE if bias is None else BIAS_PER_COLUMN
     bias_stride = 0 if bias is None else bias.stride(0)
     key = ("grouped", dtype, rows, n, k, g, a, b, bias_mode, bias_stride, act)
-    build = lambda: _problem(dtype, rows, n, k, g, a, b, d, bias_mode, bias_stride,  # noqa: E731
-                             act)
-    _launch(key, x.device.index, build, x3, weight, out, bias)
-    return out.view(shape)
+    return _Call(key, out_shape, lambda: _problem(dtype, rows, n, k, g, a, b, d, bias_mode,
+                                                  bias_stride, act))
 
 
 def check_matmul(a, b, fake=False) -> None:
@@ -186,17 +229,24 @@ def check_matmul(a, b, fake=False) -> None:
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b for 2-D or batched 3-D operands with any row- or column-major strides."""
+    device = a.device
+    sig = ("matmul", a.shape, a.stride(), a.dtype, device, b.shape, b.stride(), b.dtype,
+           b.device)
+    return _run(sig, lambda: _describe_matmul(a, b), device, a, b, None)
+
+
+def _describe_matmul(a, b) -> Union[_Call, torch.Tensor]:
     op = "jitgemm.matmul"
     check_matmul(a, b)
     m, k = a.shape[-2:]
     n = b.shape[-1]
     batch = a.shape[0] if a.dim() == 3 else (b.shape[0] if b.dim() == 3 else 1)
     batched = a.dim() == 3 or b.dim() == 3
-    out = torch.empty((batch, m, n) if batched else (m, n), dtype=a.dtype, device=a.device)
+    out_shape = (batch, m, n) if batched else (m, n)
     if batch == 0 or m == 0 or n == 0:
-        return out
+        return torch.empty(out_shape, dtype=a.dtype, device=a.device)
     if k == 0:
-        return out.zero_()
+        return torch.zeros(out_shape, dtype=a.dtype, device=a.device)
     sa, sb = a.stride(), b.stride()
     lay_a = matrix(op, "a", a, m, k, m, sa[-2], k, sa[-1]) + (
         (sa[0] if a.dim() == 3 and batch > 1 else 0) if batched else -1,)
@@ -205,6 +255,5 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     d = (ROW_MAJOR, n, m * n if batched else -1)
     dtype = DTYPE_CODES[a.dtype]
     key = ("matmul", dtype, m, n, k, batch, lay_a, lay_b)
-    build = lambda: _problem(dtype, m, n, k, batch, lay_a, lay_b, d, BIAS_NONE, 0, 0)  # noqa
-    _launch(key, a.device.index, build, a, b, out, None)
-    return out
+    return _Call(key, out_shape, lambda: _problem(dtype, m, n, k, batch, lay_a, lay_b, d,
+                                                  BIAS_NONE, 0, 0))
