@@ -77,24 +77,36 @@ def linear_case(rng: random.Random, dtype, act, with_bias, grad):
         lead = [rng.choice([1, 2, 3]), m]
     if rng.random() < 0.15:
         lead = [2, 2, m]
-    x = make_input(lead + [k], dtype, unaligned=rng.random() < 0.15) / math.sqrt(k)
+    if len(lead) == 1 and rng.random() < 0.1:  # column-major x: A col-major
+        x = torch.randn(k, m, device="cuda", dtype=dtype).t()
+    else:
+        x = make_input(lead + [k], dtype, unaligned=rng.random() < 0.15)
+    x.mul_(1 / math.sqrt(k))  # in place: keeps the strides and the offset
     if rng.random() < 0.25:  # a (in, out) weight given as its transpose: B row-major
         w = torch.randn(k, n, device="cuda", dtype=dtype).t()
     else:
         w = torch.randn(n, k, device="cuda", dtype=dtype)
     b = torch.randn(n, device="cuda", dtype=dtype) if with_bias else None
-    desc = f"linear {dtype_name(dtype)} x{tuple(x.shape)} w{tuple(w.shape)}" \
-           f"{'T' if w.stride(0) == 1 and n > 1 else ''} bias={with_bias} {act}"
+    desc = (f"linear {dtype_name(dtype)} x{tuple(x.shape)}{tuple(x.stride())} "
+            f"w{tuple(w.shape)}{tuple(w.stride())} bias={with_bias} {act}")
     return desc, torch.ops.jitgemm.linear, (x, w, b, act), grad
 
 
 def grouped_case(rng: random.Random, dtype, act, with_bias, grad):
     rows, g = rng.choice([1, 5, 64, 300, 2560 // 8]), rng.choice([1, 3, 12])
     din, dout = rng.choice([8, 64, 96, 128, 1024]), rng.choice([8, 64, 96, 256, 3072 // 4])
-    x = torch.randn(rows, g, din, device="cuda", dtype=dtype) / math.sqrt(din)
-    w = torch.randn(g, dout, din, device="cuda", dtype=dtype)
+    if rng.random() < 0.25:  # group-major activations: x[:, g] rows are Din apart
+        x = torch.randn(g, rows, din, device="cuda", dtype=dtype).permute(1, 0, 2)
+    else:
+        x = torch.randn(rows, g, din, device="cuda", dtype=dtype)
+    x.mul_(1 / math.sqrt(din))
+    if rng.random() < 0.25:  # the seed's (G, Din, Dout) weights, as a view: B row-major
+        w = torch.randn(g, din, dout, device="cuda", dtype=dtype).transpose(1, 2)
+    else:
+        w = torch.randn(g, dout, din, device="cuda", dtype=dtype)
     b = torch.randn(g, dout, device="cuda", dtype=dtype) if with_bias else None
-    desc = f"grouped {dtype_name(dtype)} x{tuple(x.shape)} w{tuple(w.shape)} bias={with_bias} {act}"
+    desc = (f"grouped {dtype_name(dtype)} x{tuple(x.shape)}{tuple(x.stride())} "
+            f"w{tuple(w.shape)}{tuple(w.stride())} bias={with_bias} {act}")
     return desc, torch.ops.jitgemm.grouped_linear, (x, w, b, act), grad
 
 

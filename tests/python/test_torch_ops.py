@@ -388,6 +388,71 @@ class TraceTest(unittest.TestCase):
 
 
 @unittest.skipIf(SKIP, REASON)
+class BackwardMathTest(unittest.TestCase):
+    """The backward formulas, numerically: the ops' CPU kernels are replaced by torch
+    references for the test, so the registered autograd (the real one) runs on the CPU."""
+
+    ACTS = {"none": lambda t: t, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+            "silu": torch.nn.functional.silu}
+
+    def setUp(self):
+        import warnings
+        self.lib = torch.library.Library("jitgemm", "IMPL")
+        acts = self.ACTS
+
+        def linear(x, w, b=None, activation="none"):
+            return acts[activation](torch.nn.functional.linear(x, w, b))
+
+        def grouped(x, w, b=None, activation="none"):
+            y = torch.einsum("...gk,gnk->...gn", x, w)
+            return acts[activation](y + b if b is not None else y)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+            self.lib.impl("linear", linear, "CPU")
+            self.lib.impl("grouped_linear", grouped, "CPU")
+            self.lib.impl("matmul", lambda a, b: torch.matmul(a, b).contiguous(), "CPU")
+
+    def tearDown(self):
+        self.lib._destroy()
+
+    def check(self, op, ref, shapes, act, transpose_weight=False):
+        torch.manual_seed(0)
+        x, w, b = (torch.randn(*s, dtype=torch.float32) for s in shapes)
+        if transpose_weight:
+            w = w.transpose(-1, -2).contiguous().transpose(-1, -2)
+        leaves = [t.clone().requires_grad_(True) for t in (x, w, b)]
+        ref_leaves = [t.clone().requires_grad_(True) for t in (x, w, b)]
+        y = op(*leaves, act)
+        gy = torch.randn_like(y)
+        got = torch.autograd.grad(y, leaves, gy)
+        want = torch.autograd.grad(ref(*ref_leaves, act), ref_leaves, gy)
+        for name, g, r in zip(("dx", "dw", "db"), got, want):
+            self.assertEqual(g.shape, r.shape, name)
+            torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4, msg=f"{name} {act}")
+
+    def test_linear(self):
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.linear,
+                           lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
+                           [(2, 5, 16), (8, 16), (8,)], act)
+        self.check(torch.ops.jitgemm.linear,
+                   lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
+                   [(7, 16), (8, 16), (8,)], "silu", transpose_weight=True)
+
+    def test_grouped_linear(self):
+        def ref(x, w, b, a):
+            return self.ACTS[a](torch.stack([torch.nn.functional.linear(x[:, i], w[i], b[i])
+                                             for i in range(w.shape[0])], dim=1))
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.grouped_linear, ref, [(6, 3, 16), (3, 8, 16), (3, 8)],
+                           act)
+
+
+@unittest.skipIf(SKIP, REASON)
 class NnTest(unittest.TestCase):
     def test_replace_linears_fuses_activations_and_keeps_parameters(self):
         torch.manual_seed(0)
