@@ -12,7 +12,7 @@ import unittest
 
 here = pathlib.Path(__file__).resolve().parent
 module = sys.argv[1]
-if module == "test_torch_ops" and importlib.util.find_spec("torch") is None:
+if module.startswith("test_torch") and importlib.util.find_spec("torch") is None:
     print(f"SKIPPED: PyTorch is not installed for {sys.executable} "
           "(scripts/test.sh installs it in build/pyenv)")
     sys.exit(77)
