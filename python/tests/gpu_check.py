@@ -270,7 +270,7 @@ def check_host_time():
     print("\n4. host time per call (µs, median of 7 x 3000 calls; host-bound problem sizes)")
     failures = 0
     print(f"  {'problem':28} {'F.linear':>9} {'jitgemm op':>10} {'nn.Linear':>9} "
-          f"{'jitgemm.nn':>10}")
+          f"{'jitgemm.nn':>10} {'Plan.run':>9}")
     for m, n, k in ((1, 256, 256), (8, 2048, 4096), (64, 256, 128)):
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         ref = torch.nn.Linear(k, n, device="cuda", dtype=torch.bfloat16)
@@ -281,7 +281,17 @@ def check_host_time():
             t_j = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
             t_m = host_time(lambda: ref(x))
             t_jm = host_time(lambda: mod(x))
-        print(f"  bf16 {m}x{n}x{k} + bias{'':10} {t_f:9.1f} {t_j:10.1f} {t_m:9.1f} {t_jm:10.1f}")
+        # The floor: the C ABI's run through ctypes, output preallocated.
+        p = jitgemm.gemm_problem(m, n, k, "bf16")
+        p.b.layout = jitgemm.COL_MAJOR
+        p.bias_mode = jitgemm.BIAS_PER_COLUMN
+        plan = jitgemm.Plan(p)
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        stream = torch.cuda.current_stream().cuda_stream
+        ptrs = (x.data_ptr(), w.data_ptr(), y.data_ptr(), 0, b.data_ptr(), stream)
+        t_p = host_time(lambda: plan.run(*ptrs))
+        print(f"  bf16 {m}x{n}x{k} + bias{'':10} {t_f:9.1f} {t_j:10.1f} {t_m:9.1f} {t_jm:10.1f} "
+              f"{t_p:9.1f}")
         failures += t_j > t_f * 1.05
     return failures
 
