@@ -74,7 +74,9 @@ def warmup(problems: Union[str, Iterable[_lib.Problem]],
     """Plans every problem (a manifest path or Problem structs) on the current GPU.
 
     Compiles and times what the cache lacks and stores the decisions, so later
-    processes sharing the cache plan them without compiling. Returns
+    processes sharing the cache plan them without compiling. Plans use `options`
+    (default: the environment's, as the ops' plans do), not a manifest's own
+    options: a stored decision serves only plans made with the same options. Returns
     (problem, what serves it) pairs. Raises JitgemmError at the first failure.
     """
     if isinstance(problems, (str, os.PathLike)):
