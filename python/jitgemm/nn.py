@@ -13,7 +13,7 @@ from typing import Optional
 
 import torch
 
-from . import ops  # noqa: F401  (registers torch.ops.jitgemm)
+from . import ops
 
 ACTIVATION_MODULES = {
     torch.nn.ReLU: "relu",
@@ -60,7 +60,7 @@ class Linear(torch.nn.Linear):
             return _ACTIVATION_FNS[self.activation](y)
         if x.dim() > 1 and x.stride(-1) != 1:
             x = x.contiguous()
-        return torch.ops.jitgemm.linear(x, self.weight, self.bias, self.activation)
+        return ops.linear(x, self.weight, self.bias, self.activation)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, activation={self.activation!r}"

@@ -14,7 +14,8 @@ torch.compile(fullgraph=True), capture of an unseen problem, and host time per c
 3. A problem first met inside capture: a plan made without compiling (warning),
    correct on replay; with set_capture_policy("error"), CaptureMissError.
 4. Host time per call (the time to issue it) of torch.ops.jitgemm.linear vs
-   F.linear, the modules, and the bare ctypes Plan.run.
+   F.linear, the modules, jitgemm.ops.linear (no dispatcher in no-grad eager code),
+   and the bare ctypes Plan.run.
 Exits 1 if anything fails.
 """
 
@@ -272,7 +273,7 @@ def check_host_time():
     print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls)")
     failures = 0
     print(f"  {'problem':28} {'F.linear':>9} {'jitgemm op':>10} {'nn.Linear':>9} "
-          f"{'jitgemm.nn':>10} {'Plan.run':>9}")
+          f"{'jitgemm.nn':>10} {'ops.linear':>10} {'Plan.run':>9}")
     for m, n, k in ((1, 256, 256), (8, 2048, 4096), (64, 256, 128)):
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         ref = torch.nn.Linear(k, n, device="cuda", dtype=torch.bfloat16)
@@ -283,6 +284,7 @@ def check_host_time():
             t_j = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
             t_m = host_time(lambda: ref(x))
             t_jm = host_time(lambda: mod(x))
+            t_d = host_time(lambda: jitgemm.ops.linear(x, w, b))  # no dispatcher
         # The floor: the C ABI's run through ctypes, output preallocated.
         p = jitgemm.gemm_problem(m, n, k, "bf16")
         p.b.layout = jitgemm.COL_MAJOR
@@ -293,7 +295,7 @@ def check_host_time():
         ptrs = (x.data_ptr(), w.data_ptr(), y.data_ptr(), 0, b.data_ptr(), stream)
         t_p = host_time(lambda: plan.run(*ptrs))
         print(f"  bf16 {m}x{n}x{k} + bias{'':10} {t_f:9.1f} {t_j:10.1f} {t_m:9.1f} {t_jm:10.1f} "
-              f"{t_p:9.1f}")
+              f"{t_d:10.1f} {t_p:9.1f}")
         failures += t_j > t_f * 1.05
     return failures
 

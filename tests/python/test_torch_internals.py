@@ -303,5 +303,30 @@ class BackwardMathTest(unittest.TestCase):
                            act)
 
 
+@unittest.skipIf(SKIP, REASON)
+class DirectCallTest(unittest.TestCase):
+    """When jitgemm.ops.linear may skip the dispatcher."""
+
+    def test_only_plain_cuda_tensors_without_autograd(self):
+        direct = jitgemm.ops._direct
+        with FakeTensorMode():
+            fake = torch.empty(2, 3, device="cuda")
+            self.assertFalse(direct(fake, None), "fake tensors go through the dispatcher")
+        cpu = torch.empty(2, 3)
+        self.assertFalse(direct(cpu, None))
+        cuda_like = torch.empty(2, 3, device="meta")
+        self.assertFalse(direct(cuda_like, None))
+
+    def test_autograd_needs_the_dispatcher(self):
+        needs = jitgemm.ops._needs_autograd
+        x, w = torch.empty(2, 3), torch.nn.Parameter(torch.empty(4, 3))
+        self.assertTrue(needs(x, w, None))
+        self.assertFalse(needs(x, w.detach(), None))
+        with torch.no_grad():
+            self.assertFalse(needs(x, w, None))
+        with torch.inference_mode():
+            self.assertFalse(needs(x, w, None))
+
+
 if __name__ == "__main__":
     unittest.main()
