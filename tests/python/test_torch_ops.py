@@ -203,6 +203,22 @@ class NnTest(unittest.TestCase):
         torch.testing.assert_close(m(x), torch.nn.functional.silu(
             torch.nn.functional.linear(x, m.weight, m.bias)))
 
+    def test_compiled_module_keeps_the_op(self):
+        # Eager no-grad calls skip the dispatcher; under torch.compile the op must show.
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            m = jitgemm.nn.Linear(16, 32, device="cuda", activation="relu")
+            with torch.no_grad():
+                y = torch.compile(m, fullgraph=True, backend=backend)(
+                    torch.empty(4, 16, device="cuda"))
+        self.assertEqual(y.shape, (4, 32))
+        self.assertIn("torch.ops.jitgemm.linear", graphs[0].code)
+
     def test_capture_policy_names(self):
         with self.assertRaisesRegex(ValueError, "capture policy"):
             jitgemm.ops.set_capture_policy("compile")
