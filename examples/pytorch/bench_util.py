@@ -14,6 +14,7 @@ import os
 import pathlib
 import statistics
 import sys
+import textwrap
 from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -122,16 +123,17 @@ def bar_chart(path: pathlib.Path, title: str, groups: Sequence[str],
         print(f"matplotlib is not installed: no plot ({path.name}); the table above has "
               "the numbers")
         return
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(1, len(series)) / 2), 4))
+    fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(groups) * max(1, len(series))), 4.5))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [v if v is not None else 0 for v in values], width, label=name)
+        bars = ax.bar(xs, [v if v is not None else 0 for v in values], width, label=name)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=20, ha="right")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
