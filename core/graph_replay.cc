@@ -76,6 +76,22 @@ absl::StatusOr<double> CapturedGraph::ReplayUs() {
   return 1000.0 * ms / launches_;
 }
 
+absl::StatusOr<double> TimeOneCallUs(const GraphLaunchFn& launch, int iter, cudaStream_t stream) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  absl::Status s = Check(cudaEventCreate(&start), "cudaEventCreate");
+  if (s.ok()) s = Check(cudaEventCreate(&stop), "cudaEventCreate");
+  if (s.ok()) s = Check(cudaEventRecord(start, stream), "cudaEventRecord");
+  if (s.ok()) s = launch(iter, stream);
+  if (s.ok()) s = Check(cudaEventRecord(stop, stream), "cudaEventRecord");
+  if (s.ok()) s = Check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  float ms = 0;
+  if (s.ok()) s = Check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  if (start != nullptr) cudaEventDestroy(start);
+  if (stop != nullptr) cudaEventDestroy(stop);
+  if (!s.ok()) return s;
+  return 1000.0 * ms;
+}
+
 double MedianOf(std::vector<double> samples) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());

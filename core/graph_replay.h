@@ -61,6 +61,10 @@ class CapturedGraph {
   cudaEvent_t stop_ = nullptr;
 };
 
+// Microseconds of one eager call `launch(iter, stream)` between CUDA events
+// (including its launch): enough to size a graph, not to compare candidates.
+absl::StatusOr<double> TimeOneCallUs(const GraphLaunchFn& launch, int iter, cudaStream_t stream);
+
 // The median of per-call samples (the mean of the middle two for an even
 // count); 0 for none.
 double MedianOf(std::vector<double> samples);

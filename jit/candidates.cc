@@ -43,12 +43,14 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
   for (Family f : order) {
     const KernelFamily& family = GetFamily(f);
     if (family.id() != f || !FamilyAllowed(f)) continue;
+    // fp32 CUDA-core kernels never beat a tensor-core family on 16-bit
+    // inputs; timing them on a large problem costs seconds.
+    if (f == Family::kSimt && half && !out.empty()) break;
     int taken = 0;
     for (KernelConfig c : family.Candidates(p, target, options.tuning)) {
       // Where the wgmma family serves, the mma.sync family rarely wins: a
       // couple of its configs keep the tuning time bounded.
-      if (f == Family::kSm80 && have_sm90 && options.tuning == TuningPolicy::kFast &&
-          taken >= 2) {
+      if (f == Family::kSm80 && have_sm90 && options.tuning == TuningPolicy::kFast && taken >= 2) {
         break;
       }
       // Families may decline PDL per config (it costs some shapes time).

@@ -19,6 +19,10 @@ namespace {
 
 constexpr int kLaunchesPerGraph = 40;
 constexpr int kReplays = 5;
+// GPU time one replay may take: a graph holds fewer launches of a slow
+// candidate, so that timing a large problem's candidates stays well under a
+// second each instead of 40 x 6 calls (8192^3: about 0.4 s per candidate).
+constexpr double kReplayBudgetUs = 3000.0;
 
 absl::Status Cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return absl::OkStatus();
@@ -127,14 +131,20 @@ absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
     const Set& s = sets_[i % sets_.size()];
     return backend.Run({s.a, s.b, s.c, d_, s.bias}, reinterpret_cast<CUstream>(stream));
   };
+  auto stream = static_cast<cudaStream_t>(stream_);
+  // Warm-up outside the graph: first-launch costs (module load) stay out.
+  JITGEMM_RETURN_IF_ERROR(launch(0, stream));
+  JITGEMM_RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(stream), "warm-up run"));
+  // One timed call sizes the graph.
+  JITGEMM_ASSIGN_OR_RETURN(const double single_us, TimeOneCallUs(launch, 1, stream));
   GraphReplayConfig config;
-  config.launches = kLaunchesPerGraph;
-  config.warmup = 1;  // first-launch costs (module load) stay out of the graph
+  config.launches = std::clamp(static_cast<int>(kReplayBudgetUs / std::max(1.0, single_us)), 2,
+                               kLaunchesPerGraph);
+  config.warmup = 0;  // done above
   // Other threads of the process may be capturing graphs of their own.
   config.mode = cudaStreamCaptureModeThreadLocal;
-  JITGEMM_ASSIGN_OR_RETURN(
-      std::unique_ptr<CapturedGraph> graph,
-      CapturedGraph::Capture(launch, static_cast<cudaStream_t>(stream_), config));
+  JITGEMM_ASSIGN_OR_RETURN(std::unique_ptr<CapturedGraph> graph,
+                           CapturedGraph::Capture(launch, stream, config));
   std::vector<double> us;
   for (int r = 0; r < kReplays; ++r) {
     JITGEMM_ASSIGN_OR_RETURN(const double one, graph->ReplayUs());

@@ -26,20 +26,35 @@ struct TmaStoreEpilogue {
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
-  // Value of accumulator `v` at (row, col), or 0 outside the matrix (where
-  // C and the bias must not be read and TMA drops the store).
+  // Bias of one row or column, 0 outside the matrix or without a bias on that axis.
+  template <int kAxis>
+  __device__ __forceinline__ static float Bias(const GemmArgs& args, int batch, int index,
+                                               int limit) {
+    if (S::kBias != kAxis || index >= limit) return 0.f;
+    const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
+    return ToFloat(bias[index]);
+  }
+
+  // alpha * acc + beta * C + bias, activated; 0 outside the matrix (where C
+  // must not be read and TMA drops the store anyway).
   __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
-                                                float v) {
+                                                float acc, float bias) {
     if (row >= S::kM || col >= S::kN) return 0.f;
-    return EpilogueValue<S>(args, batch, row, col, v);
+    float v = args.alpha * acc + bias;
+    if (S::kHasC) {
+      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
+                                      static_cast<int64>(batch) * S::kStrideC;
+      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
+    }
+    return Activate<S::kAct>(v);
   }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix;
   // `staging`: its kSmemBytes (1024-byte aligned); `bar`: its named barrier.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                int batch, int batch_coord, int m0, int n0,
-                                               int thread, const TensorMap* map_d,
-                                               unsigned staging, int bar) {
+                                               int thread, const TensorMap* map_d, unsigned staging,
+                                               int bar) {
     const int warp = thread >> 5, lane = thread & 31;
     // stmatrix: lane L addresses row L % 8 of matrix L / 8 = (h, j parity).
     const int mat = lane >> 3;
@@ -48,6 +63,9 @@ struct TmaStoreEpilogue {
     const int col_base = n0 + 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < kMI; ++i) {
+      // Biases are loaded once per row and column a thread touches, not per element.
+      const float row_bias[2] = {Bias<2>(args, batch, row_base + i * 64, S::kM),
+                                 Bias<2>(args, batch, row_base + i * 64 + 8, S::kM)};
 #pragma unroll
       for (int cb = 0; cb < kBN / 64; ++cb) {
         const unsigned buf = staging + ((i * (kBN / 64) + cb) & 1) * kBlockBytes;
@@ -57,14 +75,23 @@ struct TmaStoreEpilogue {
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
           const int j = cb * 8 + 2 * jj;
+          float col_bias[2][2];
+#pragma unroll
+          for (int x = 0; x < 2; ++x) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              col_bias[x][e] = Bias<1>(args, batch, col_base + 8 * (j + x) + e, S::kN);
+            }
+          }
           unsigned r[4];
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
             const int jq = j + (q >> 1), h = q & 1;
             const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * jq;
             const float* a = &acc[i][4 * jq + 2 * h];
-            r[q] = Pack2<D>(Value(args, batch, row, col, a[0]),
-                            Value(args, batch, row, col + 1, a[1]));
+            r[q] =
+                Pack2<D>(Value(args, batch, row, col, a[0], row_bias[h] + col_bias[q >> 1][0]),
+                         Value(args, batch, row, col + 1, a[1], row_bias[h] + col_bias[q >> 1][1]));
           }
           const int chunk = 2 * jj + (mat >> 1);
           const unsigned addr = buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4);

@@ -62,10 +62,57 @@ JITGEMM_EXPORT jitgemm_status_t jitgemm_plan_run(jitgemm_plan_t plan, const void
                                                  const void* c, void* d, const void* bias,
                                                  void* stream);
 
+/* Values as jitgemm::Options (options.h); fill with jitgemm_options_init. */
+typedef struct {
+  int32_t backend;           /* 0 auto, 1 jit only, 2 cublas only */
+  int32_t tuning;            /* 0 heuristic, 1 fast, 2 exhaustive */
+  int32_t jit_enabled;       /* 0: never compile; cached kernels or cuBLAS only */
+  int32_t allow_tf32;        /* fp32 problems may use tf32 tensor cores */
+  int32_t pdl;               /* programmatic dependent launch */
+  int32_t constant_b;        /* no earlier work on the stream writes B */
+  int32_t pointer_alignment; /* 1, 2, 4, 8 or 16 bytes, promised for every pointer */
+  double win_margin;         /* a JIT kernel must beat cuBLAS by this fraction */
+} jitgemm_options_t;
+
+/* Fills *options with the defaults and the environment's overrides
+ * (Options::FromEnvironment()). */
+JITGEMM_EXPORT void jitgemm_options_init(jitgemm_options_t* options);
+
+/* As jitgemm_plan_create with explicit options; options NULL: the environment's. */
+JITGEMM_EXPORT jitgemm_status_t jitgemm_plan_create_with_options(const jitgemm_problem_t* problem,
+                                                                 const jitgemm_options_t* options,
+                                                                 jitgemm_plan_t* plan);
+
 /* Which implementation serves the plan, e.g. "jit gemm_sm80_f16_...". Owned by the plan. */
 JITGEMM_EXPORT const char* jitgemm_plan_describe(jitgemm_plan_t plan);
 
 JITGEMM_EXPORT void jitgemm_plan_destroy(jitgemm_plan_t plan);
+
+/* The process-wide kernel cache (cache/disk_cache.h): counters since the
+ * process started and what the writable root holds now. */
+typedef struct {
+  uint64_t hits, misses, shared, compiles, stores, corrupt, evictions, lock_waits,
+      store_failures;
+  uint64_t entries, bytes; /* in the writable root; 0 when it cannot be read */
+  const char* mode;        /* "off", "readonly", "readwrite" (static storage) */
+  const char* root;        /* the writable root; valid until this thread's next call */
+} jitgemm_cache_stats_t;
+
+JITGEMM_EXPORT jitgemm_status_t jitgemm_cache_stats(jitgemm_cache_stats_t* stats);
+
+/* Adds a problem, planned with *options (NULL: the environment's), to the
+ * manifest at path (created if missing), as JITGEMM_RECORD does; a problem
+ * already listed is not added twice. */
+JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_add(const char* path,
+                                                     const jitgemm_problem_t* problem,
+                                                     const jitgemm_options_t* options);
+
+/* Reads the problems of the manifest at path into problems[0, capacity) and
+ * sets *count to how many it lists (may exceed capacity: call again with a
+ * larger array). InvalidArgument names the first bad field. */
+JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_read(const char* path,
+                                                      jitgemm_problem_t* problems,
+                                                      int64_t capacity, int64_t* count);
 
 /* The message of the last failed call on this thread; "" if none. */
 JITGEMM_EXPORT const char* jitgemm_last_error(void);

@@ -1,0 +1,67 @@
+"""PyTorch ops backed by jitgemm plans, registered as torch.ops.jitgemm.*:
+
+  linear(x, weight, bias=None, activation="none")
+      nn.Linear's semantics: x (..., in), weight (out, in), bias (out,) -> (..., out),
+      with the activation ("none", "relu", "gelu", "gelu_tanh", "silu") fused.
+  grouped_linear(x, weight, bias=None, activation="none")
+      x (..., G, in), weight (G, out, in), bias (G, out) -> (..., G, out): one
+      linear per group, as one batched GEMM writing the (..., G, out) layout directly.
+  matmul(a, b)
+      a (M, K) or (batch, M, K) times b (K, N) or (batch, K, N), any row- or
+      column-major strides (the backward passes use it).
+
+gated_linear is not offered: the library has no gated (GLU) epilogue yet.
+
+Every op runs on the current torch stream, has a fake kernel (so
+torch.compile(fullgraph=True) traces it) and, for linear and grouped_linear,
+a backward made of jitgemm GEMMs. Plans are made once per problem and reused
+(see _plan_table for what happens inside CUDA graph capture).
+
+jitgemm.ops.linear and grouped_linear (and jitgemm.nn.Linear) are the same ops
+from Python; in eager code that needs no autograd they call the CUDA kernel
+without going through the dispatcher, which saves its per-call host cost.
+"""
+
+import torch
+
+from ._plan_table import CaptureMissError, clear as clear_plans, plans, set_capture_policy
+from ._plan_table import set_options
+from . import _kernels, _register  # noqa: F401  (registers the ops)
+
+_is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+
+
+def _needs_autograd(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def _direct(x, *params) -> bool:
+    """True when the CUDA kernel may be called without the dispatcher: a plain CUDA tensor
+    (no fake, functional or other subclass), not under torch.compile's tracing, and nothing
+    needing autograd. Skipping the dispatcher saves its per-call cost; profilers and
+    dispatch modes do not see such calls."""
+    return (type(x) is torch.Tensor and x.is_cuda and not _is_compiling() and
+            not _needs_autograd(x, *params))
+
+
+def linear(x, weight, bias=None, activation="none"):
+    """torch.ops.jitgemm.linear, calling the CUDA kernel directly where _direct allows."""
+    if _direct(x, weight, bias):
+        return _kernels.linear(x, weight, bias, activation)
+    return torch.ops.jitgemm.linear(x, weight, bias, activation)
+
+
+def grouped_linear(x, weight, bias=None, activation="none"):
+    """torch.ops.jitgemm.grouped_linear, calling the CUDA kernel directly where _direct
+    allows."""
+    if _direct(x, weight, bias):
+        return _kernels.grouped_linear(x, weight, bias, activation)
+    return torch.ops.jitgemm.grouped_linear(x, weight, bias, activation)
+
+
+def matmul(a, b):
+    return torch.ops.jitgemm.matmul(a, b)
+
+
+__all__ = ["CaptureMissError", "clear_plans", "grouped_linear", "linear", "matmul", "plans",
+           "set_capture_policy", "set_options"]

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""The jitgemm PyTorch ops on a GPU: correctness against float64, eager vs CUDA graph vs
+torch.compile(fullgraph=True), capture of an unseen problem, and host time per call.
+
+    PYTHONPATH=<package folder> python3 python/tests/gpu_check.py [--cases 240] [--tuning heuristic]
+
+1. Random problems (>= 200 by default): every dtype, activation, bias or none,
+   1-3 leading dims, transposed weights, unaligned pointers, the grouped linear;
+   every third with gradients. Outputs are poisoned with NaN first (the caching
+   allocator hands the poisoned block back), so an unwritten element fails.
+   Error: relative Frobenius norm against the same inputs in float64.
+2. The same calls eager, replayed from a CUDA graph, and under
+   torch.compile(fullgraph=True): results must be bitwise equal.
+3. A problem first met inside capture: a plan made without compiling (warning),
+   correct on replay; with set_capture_policy("error"), CaptureMissError.
+4. Host time per call (the time to issue it) of torch.ops.jitgemm.linear vs
+   F.linear, the modules, jitgemm.ops.linear (no dispatcher in no-grad eager code),
+   and the bare ctypes Plan.run.
+Exits 1 if anything fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import random
+import statistics
+import sys
+import time
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+import jitgemm
+import jitgemm.nn
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+ACTS = ["none", "relu", "gelu", "gelu_tanh", "silu"]
+# Relative Frobenius error allowed: output rounding dominates (fp32 accumulation).
+TOL = {torch.float32: 2e-5, torch.float16: 3e-3, torch.bfloat16: 2e-2}
+GRAD_TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+SIZES = [1, 2, 3, 7, 8, 16, 31, 64, 100, 128, 257, 512, 1000]
+FEATURES = [1, 8, 13, 64, 96, 255, 256, 512, 1024, 2048]
+
+
+def ref_act(t: torch.Tensor, act: str) -> torch.Tensor:
+    return {"none": lambda v: v, "relu": torch.relu, "gelu": F.gelu,
+            "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"), "silu": F.silu}[act](t)
+
+
+def rel_err(got: torch.Tensor, want: torch.Tensor) -> float:
+    if not torch.isfinite(got).all():
+        return math.inf
+    den = want.double().norm().item()
+    num = (got.double() - want.double()).norm().item()
+    return num / den if den > 0 else num
+
+
+def poison(shape, dtype):
+    # Free a NaN block of the output's size so torch.empty gets it back next.
+    t = torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+    del t
+
+
+def make_input(shape, dtype, unaligned: bool) -> torch.Tensor:
+    n = math.prod(shape)
+    if unaligned:  # offset by one element: pointers aligned to the element size only
+        return torch.randn(n + 1, device="cuda", dtype=dtype)[1:].view(shape)
+    return torch.randn(shape, device="cuda", dtype=dtype)
+
+
+def linear_case(rng: random.Random, dtype, act, with_bias, grad):
+    m, n, k = rng.choice(SIZES), rng.choice(FEATURES), rng.choice(FEATURES)
+    lead = [m]
+    if rng.random() < 0.4 and m > 1:
+        lead = [rng.choice([1, 2, 3]), m]
+    if rng.random() < 0.15:
+        lead = [2, 2, m]
+    if len(lead) == 1 and rng.random() < 0.1:  # column-major x: A col-major
+        x = torch.randn(k, m, device="cuda", dtype=dtype).t()
+    else:
+        x = make_input(lead + [k], dtype, unaligned=rng.random() < 0.15)
+    x.mul_(1 / math.sqrt(k))  # in place: keeps the strides and the offset
+    if rng.random() < 0.25:  # a (in, out) weight given as its transpose: B row-major
+        w = torch.randn(k, n, device="cuda", dtype=dtype).t()
+    else:
+        w = torch.randn(n, k, device="cuda", dtype=dtype)
+    b = torch.randn(n, device="cuda", dtype=dtype) if with_bias else None
+    desc = (f"linear {dtype_name(dtype)} x{tuple(x.shape)}{tuple(x.stride())} "
+            f"w{tuple(w.shape)}{tuple(w.stride())} bias={with_bias} {act}")
+    return desc, torch.ops.jitgemm.linear, (x, w, b, act), grad
+
+
+def grouped_case(rng: random.Random, dtype, act, with_bias, grad):
+    rows, g = rng.choice([1, 5, 64, 300, 2560 // 8]), rng.choice([1, 3, 12])
+    din, dout = rng.choice([8, 64, 96, 128, 1024]), rng.choice([8, 64, 96, 256, 3072 // 4])
+    if rng.random() < 0.25:  # group-major activations: x[:, g] rows are Din apart
+        x = torch.randn(g, rows, din, device="cuda", dtype=dtype).permute(1, 0, 2)
+    else:
+        x = torch.randn(rows, g, din, device="cuda", dtype=dtype)
+    x.mul_(1 / math.sqrt(din))
+    if rng.random() < 0.25:  # the seed's (G, Din, Dout) weights, as a view: B row-major
+        w = torch.randn(g, din, dout, device="cuda", dtype=dtype).transpose(1, 2)
+    else:
+        w = torch.randn(g, dout, din, device="cuda", dtype=dtype)
+    b = torch.randn(g, dout, device="cuda", dtype=dtype) if with_bias else None
+    desc = (f"grouped {dtype_name(dtype)} x{tuple(x.shape)}{tuple(x.stride())} "
+            f"w{tuple(w.shape)}{tuple(w.stride())} bias={with_bias} {act}")
+    return desc, torch.ops.jitgemm.grouped_linear, (x, w, b, act), grad
+
+
+def dtype_name(dtype) -> str:
+    return {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+
+
+def reference(op, args):
+    x, w, b, act = args
+    xd, wd = x.double(), w.double()
+    if op is torch.ops.jitgemm.linear:
+        z = xd @ wd.t() + (b.double() if b is not None else 0)
+    else:
+        z = torch.einsum("rgk,gnk->rgn", xd, wd) + (b.double() if b is not None else 0)
+    return ref_act(z, act)
+
+
+def check_case(desc, op, args, grad, results):
+    x, w, b, act = args
+    dtype = x.dtype
+    out_shape = (*x.shape[:-1], w.shape[-2])
+    poison(out_shape, dtype)
+    if grad:
+        leaves = [t.detach().requires_grad_(True) if t is not None else None for t in (x, w, b)]
+        x, w, b = leaves
+    y = op(x, w, b, act)
+    err = rel_err(y, reference(op, (x.detach(), w.detach(), b.detach() if b is not None else None,
+                                    act)))
+    ok = err <= TOL[dtype]
+    gerr = None
+    if grad:
+        gy = torch.randn_like(y)
+        got = torch.autograd.grad(y, [t for t in (x, w, b) if t is not None], gy)
+        dleaves = [t.detach().double().requires_grad_(True) if t is not None else None
+                   for t in (x, w, b)]
+        yd = reference(op, (*dleaves, act))
+        want = torch.autograd.grad(yd, [t for t in dleaves if t is not None], gy.double())
+        gerr = max(rel_err(g, r) for g, r in zip(got, want))
+        ok = ok and gerr <= GRAD_TOL[dtype]
+    results.append((desc, dtype, op, err, gerr, ok))
+
+
+def random_cases(count: int, seed: int):
+    rng = random.Random(seed)
+    combos = [(d, a, bias) for d in DTYPES for a in ACTS for bias in (False, True)]
+    cases = []
+    for i in range(count):
+        dtype, act, bias = combos[i % len(combos)]
+        grouped = i % 4 == 3
+        grad = i % 3 == 0
+        make = grouped_case if grouped else linear_case
+        cases.append(make(rng, dtype, act, bias, grad))
+    return cases
+
+
+def print_summary(results):
+    print("\n1. random problems against float64 (relative Frobenius error)")
+    print(f"{'op':8} {'dtype':5} {'cases':>5} {'with grad':>9} {'max err':>9} "
+          f"{'max grad err':>12} {'failed':>6}")
+    for opname, op in (("linear", torch.ops.jitgemm.linear),
+                       ("grouped", torch.ops.jitgemm.grouped_linear)):
+        for dtype in DTYPES:
+            rows = [r for r in results if r[1] == dtype and r[2] is op]
+            if not rows:
+                continue
+            gerrs = [r[4] for r in rows if r[4] is not None]
+            print(f"{opname:8} {dtype_name(dtype):5} {len(rows):5d} {len(gerrs):9d} "
+                  f"{max(r[3] for r in rows):9.2e} "
+                  f"{(max(gerrs) if gerrs else float('nan')):12.2e} "
+                  f"{sum(not r[5] for r in rows):6d}")
+    for r in results:
+        if not r[5]:
+            print(f"  FAILED {r[0]}: err {r[3]:.3e} grad err {r[4]}")
+
+
+def check_modes(rng: random.Random):
+    """Eager, CUDA graph replay and torch.compile(fullgraph=True) give identical results."""
+    print("\n2. eager vs CUDA graph vs torch.compile(fullgraph=True)")
+    failures = 0
+    for i in range(12):
+        dtype = DTYPES[i % 3]
+        act = ACTS[i % 5]
+        m, n, k = rng.choice([1, 8, 64, 300]), rng.choice([64, 256, 1024]), rng.choice([64, 512])
+        x = torch.randn(2, m, k, device="cuda", dtype=dtype)
+        w = torch.randn(n, k, device="cuda", dtype=dtype)
+        b = torch.randn(n, device="cuda", dtype=dtype)
+        gx = torch.randn(m, 4, 64, device="cuda", dtype=dtype)
+        gw = torch.randn(4, 96, 64, device="cuda", dtype=dtype)
+
+        def f(x, w, b, gx, gw):
+            return (torch.ops.jitgemm.linear(x, w, b, act),
+                    torch.ops.jitgemm.grouped_linear(gx, gw, None, act))
+
+        eager = f(x, w, b, gx, gw)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = f(x, w, b, gx, gw)
+        graph.replay()
+        torch.cuda.synchronize()
+        compiled = torch.compile(f, fullgraph=True, dynamic=False)(x, w, b, gx, gw)
+        torch.cuda.synchronize()
+        same = all(torch.equal(e, c) and torch.equal(e, g)
+                   for e, c, g in zip(eager, compiled, captured))
+        failures += not same
+        diff = max(max((e.float() - c.float()).abs().max().item(),
+                       (e.float() - g.float()).abs().max().item())
+                   for e, c, g in zip(eager, compiled, captured))
+        print(f"  {dtype_name(dtype):4} {act:9} x(2,{m},{k}) w({n},{k}) + grouped: "
+              f"{'identical' if same else f'DIFFERENT (max abs diff {diff:.3e})'}")
+    return failures
+
+
+def check_capture_miss():
+    print("\n3. a problem first met inside CUDA graph capture")
+    failures = 0
+    x = torch.randn(3, 77, device="cuda", dtype=torch.float16)
+    w = torch.randn(45, 77, device="cuda", dtype=torch.float16)
+    graph = torch.cuda.CUDAGraph()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.cuda.graph(graph):
+            y = torch.ops.jitgemm.linear(x, w, None, "relu")
+    graph.replay()
+    torch.cuda.synchronize()
+    err = rel_err(y, ref_act(x.double() @ w.double().t(), "relu"))
+    warned = any("inside CUDA graph capture" in str(c.message) for c in caught)
+    print(f"  heuristic policy: error {err:.2e}, warned: {warned}")
+    failures += not (err < TOL[torch.float16] and warned)
+    jitgemm.ops.set_capture_policy("error")
+    x2 = torch.randn(3, 79, device="cuda", dtype=torch.float16)
+    w2 = torch.randn(45, 79, device="cuda", dtype=torch.float16)
+    raised = False
+    try:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            torch.ops.jitgemm.linear(x2, w2, None, "none")
+    except jitgemm.ops.CaptureMissError as e:
+        raised = "run the op once before capturing" in str(e)
+    except Exception as e:  # the capture itself may report the abandoned graph
+        raised = isinstance(e.__context__, jitgemm.ops.CaptureMissError)
+    jitgemm.ops.set_capture_policy("heuristic")
+    print(f"  error policy: CaptureMissError raised: {raised}")
+    return failures + (not raised)
+
+
+def host_time(fn, calls: int = 500, repeats: int = 9) -> float:
+    """Median µs to issue one call: the loop is timed without waiting for the GPU, and
+    stays short enough (500 calls) that the launch queue never fills and blocks it."""
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def check_host_time():
+    print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls)")
+    failures = 0
+    print(f"  {'problem':28} {'F.linear':>9} {'jitgemm op':>10} {'nn.Linear':>9} "
+          f"{'jitgemm.nn':>10} {'ops.linear':>10} {'Plan.run':>9}")
+    for m, n, k in ((1, 256, 256), (8, 2048, 4096), (64, 256, 128)):
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        ref = torch.nn.Linear(k, n, device="cuda", dtype=torch.bfloat16)
+        mod = jitgemm.nn.Linear.from_linear(ref)
+        w, b = ref.weight.detach(), ref.bias.detach()
+        with torch.no_grad():
+            t_f = host_time(lambda: F.linear(x, w, b))
+            t_j = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
+            t_m = host_time(lambda: ref(x))
+            t_jm = host_time(lambda: mod(x))
+            t_d = host_time(lambda: jitgemm.ops.linear(x, w, b))  # no dispatcher
+        # The floor: the C ABI's run through ctypes, output preallocated.
+        p = jitgemm.gemm_problem(m, n, k, "bf16")
+        p.b.layout = jitgemm.COL_MAJOR
+        p.bias_mode = jitgemm.BIAS_PER_COLUMN
+        plan = jitgemm.Plan(p)
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        stream = torch.cuda.current_stream().cuda_stream
+        ptrs = (x.data_ptr(), w.data_ptr(), y.data_ptr(), 0, b.data_ptr(), stream)
+        t_p = host_time(lambda: plan.run(*ptrs))
+        print(f"  bf16 {m}x{n}x{k} + bias{'':10} {t_f:9.1f} {t_j:10.1f} {t_m:9.1f} {t_jm:10.1f} "
+              f"{t_d:10.1f} {t_p:9.1f}")
+        failures += t_j > t_f * 1.05
+    return failures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=240)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--tuning", default="heuristic",
+                        help="tuning for the plans made here (heuristic: one compile each)")
+    parser.add_argument("--skip-host-time", action="store_true")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("SKIPPED: no CUDA device visible to PyTorch")
+        return 0
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"jitgemm {jitgemm.__version__} ({jitgemm.library_path()})")
+    jitgemm.ops.set_options(
+        dataclasses.replace(jitgemm.Options.from_environment(), tuning=args.tuning))
+    start = time.perf_counter()
+    results = []
+    for desc, op, op_args, grad in random_cases(args.cases, args.seed):
+        try:
+            check_case(desc, op, op_args, grad, results)
+        except Exception as e:  # a failure of one case is reported, not fatal
+            results.append((f"{desc}: {type(e).__name__}: {e}", op_args[0].dtype, op,
+                            math.inf, None, False))
+    print_summary(results)
+    failures = sum(not r[5] for r in results)
+    failures += check_modes(random.Random(args.seed))
+    failures += check_capture_miss()
+    if not args.skip_host_time:
+        failures += check_host_time()
+    stats = jitgemm.cache_stats()
+    print(f"\nplans made: {len(jitgemm.ops.plans())}; cache: {stats['compiles']} compiles, "
+          f"{stats['hits']} hits, {stats['entries']} entries; {time.perf_counter() - start:.0f} s")
+    print(f"{len(results) - sum(not r[5] for r in results)} passed, "
+          f"{sum(not r[5] for r in results)} failed (random problems); "
+          f"{failures} failures in all")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""The torch ops' internals without a GPU: the GEMM problem each op describes, the
+per-call path up to the launch, the plan table (capture, options), and the backward
+formulas checked numerically on the CPU. Skips, saying why, without PyTorch.
+"""
+
+import unittest
+
+try:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+except ImportError:  # the whole module skips
+    torch = None
+
+if torch is not None:
+    import jitgemm
+    import jitgemm.nn
+    from jitgemm.ops import _kernels, _plan_table
+
+SKIP = torch is None
+REASON = "PyTorch is not installed"
+
+
+def meta(*shape, dtype=None, grad=False):
+    return torch.empty(*shape, device="meta", dtype=dtype or torch.bfloat16, requires_grad=grad)
+
+
+@unittest.skipIf(SKIP, REASON)
+class ProblemLayoutTest(unittest.TestCase):
+    """The GEMM problem each op describes, recorded at the launch (fake CUDA tensors)."""
+
+    def setUp(self):
+        self.launched = []
+        self.saved = _kernels._run
+
+        def run(sig, describe, device, a, *tensors):
+            call = describe()
+            self.launched.append(call.build())
+            return torch.empty(call.out_shape, dtype=a.dtype, device=device)
+
+        _kernels._run = run
+        self.mode = FakeTensorMode()
+        self.mode.__enter__()
+
+    def tearDown(self):
+        self.mode.__exit__(None, None, None)
+        _kernels._run = self.saved
+
+    @staticmethod
+    def cuda(*shape):
+        return torch.empty(*shape, device="cuda", dtype=torch.bfloat16)
+
+    def op(self, o):
+        return (o.type, o.layout, o.ld, o.batch_stride)
+
+    def test_linear_reads_the_weight_as_column_major_b(self):
+        y = _kernels.linear(self.cuda(2, 3, 64), self.cuda(96, 64), self.cuda(96), "relu")
+        self.assertEqual(y.shape, (2, 3, 96))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (6, 96, 64, 1))
+        self.assertEqual(self.op(p.a), (2, 0, 64, -1))
+        self.assertEqual(self.op(p.b), (2, 1, 64, -1))
+        self.assertEqual(self.op(p.d), (2, 0, 96, -1))
+        self.assertEqual((p.bias_mode, p.activation), (1, 1))
+
+    def test_linear_with_a_transposed_weight_reads_b_row_major(self):
+        _kernels.linear(self.cuda(5, 64), self.cuda(64, 96).t(), None, "none")
+        self.assertEqual(self.op(self.launched[0].b), (2, 0, 96, -1))
+        self.assertEqual(self.launched[0].bias_mode, 0)
+
+    def test_grouped_is_the_problem_h_example(self):
+        rows, g, din, dout = 2560, 12, 1024, 3072
+        _kernels.grouped_linear(self.cuda(rows, g, din), self.cuda(g, dout, din), None, "none")
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (rows, dout, din, g))
+        self.assertEqual(self.op(p.a), (2, 0, g * din, din))
+        self.assertEqual(self.op(p.b), (2, 1, din, din * dout))
+        self.assertEqual(self.op(p.d), (2, 0, g * dout, dout))
+
+    def test_grouped_bias_has_a_per_group_stride(self):
+        _kernels.grouped_linear(self.cuda(7, 3, 16), self.cuda(3, 8, 16), self.cuda(3, 8), "silu")
+        p = self.launched[0]
+        self.assertEqual((p.bias_mode, p.bias_batch_stride, p.activation), (1, 8, 4))
+
+    def test_the_backward_gemms(self):
+        g, rows, n, k = 3, 10, 8, 16
+        dz, x, w = self.cuda(rows, g, n), self.cuda(rows, g, k), self.cuda(g, n, k)
+        _kernels.grouped_linear(dz, w.transpose(1, 2), None, "none")  # dx
+        dw = _kernels.matmul(dz.permute(1, 2, 0), x.permute(1, 0, 2))  # dW
+        self.assertEqual(dw.shape, (g, n, k))
+        px, pw = self.launched
+        self.assertEqual((px.m, px.n, px.k, px.batch_count), (rows, k, n, g))
+        self.assertEqual(self.op(px.b), (2, 0, k, n * k))  # W[g] (n x k) row-major
+        self.assertEqual((pw.m, pw.n, pw.k, pw.batch_count), (n, k, rows, g))
+        self.assertEqual(self.op(pw.a), (2, 1, g * n, n))  # dz[:, g, :]^T
+        self.assertEqual(self.op(pw.b), (2, 0, g * k, k))
+        self.assertEqual(self.op(pw.d), (2, 0, k, n * k))
+
+    def test_matmul_broadcasts_a_2d_operand(self):
+        _kernels.matmul(self.cuda(16, 144), self.cuda(4, 144, 256))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count), (16, 256, 144, 4))
+        self.assertEqual(self.op(p.a), (2, 0, 144, 0))
+        self.assertEqual(self.op(p.b), (2, 0, 256, 144 * 256))
+
+
+@unittest.skipIf(SKIP, REASON)
+class RunPathTest(unittest.TestCase):
+    """The per-call path up to the launch, on CPU tensors with the plan table and the
+    device queries stubbed: pointers, stream and alignment handed to the plan, and the
+    signature cache that lets a repeated call skip the checks."""
+
+    def setUp(self):
+        self.saved = {n: getattr(_kernels, n) for n in ("check_tensor", "_raw_stream",
+                                                        "_current_device", "_describe_linear")}
+        self.saved_get = _kernels._plan_table.get
+        self.runs, self.gets, self.describes = [], [], 0
+        test = self
+
+        class Plan:
+            def run(self, *args):
+                test.runs.append(args)
+
+        def get(key, stream, index, align, build):
+            self.gets.append((key, stream, align, build()))
+            return Plan()
+
+        def describe(*args):
+            self.describes += 1
+            return self.saved["_describe_linear"](*args)
+
+        _kernels.check_tensor = lambda op, name, t, like=None, fake=False: \
+            self.saved["check_tensor"](op, name, t, like, True)
+        _kernels._raw_stream = lambda index: 1234
+        _kernels._current_device = lambda: None  # CPU tensors have no device index
+        _kernels._describe_linear = describe
+        _kernels._plan_table.get = get
+
+    def tearDown(self):
+        for name, value in self.saved.items():
+            setattr(_kernels, name, value)
+        _kernels._plan_table.get = self.saved_get
+        _kernels._described.clear()
+
+    def test_repeated_calls_reuse_the_description(self):
+        x = torch.randn(2, 3, 64, dtype=torch.bfloat16)
+        w = torch.randn(96, 64, dtype=torch.bfloat16)
+        b = torch.randn(96, dtype=torch.bfloat16)
+        y = _kernels.linear(x, w, b, "gelu")
+        y2 = _kernels.linear(x, w, b, "gelu")
+        self.assertEqual(self.describes, 1)
+        self.assertEqual((y.shape, y.dtype), ((2, 3, 96), torch.bfloat16))
+        self.assertEqual(self.runs[1], (x.data_ptr(), w.data_ptr(), y2.data_ptr(), 0,
+                                        b.data_ptr(), 1234))
+        key, stream, align, problem = self.gets[0]
+        self.assertEqual((stream, problem.m, problem.activation), (1234, 6, 3))
+        _kernels.linear(x, w, None, "gelu")  # another signature
+        self.assertEqual(self.describes, 2)
+        self.assertEqual(self.gets[2][3].bias_mode, 0)
+
+    def test_alignment_follows_the_pointers(self):
+        w = torch.randn(32, 16, dtype=torch.float16)
+        x = torch.randn(4 * 16 + 1, dtype=torch.float16)[1:].view(4, 16)  # 2-byte aligned
+        _kernels.linear(x, w, None, "none")
+        self.assertEqual(self.gets[0][2], 2)
+        self.assertEqual(self.gets[0][0][-1], 2, "the alignment is part of the plan's key")
+
+
+@unittest.skipIf(SKIP, REASON)
+class PlanTableTest(unittest.TestCase):
+    """When plans are made, with which options, and what capture does (Plan stubbed)."""
+
+    def setUp(self):
+        self.made = []
+        test = self
+
+        class FakePlan:
+            def __init__(self, problem, options):
+                test.made.append(options)
+                self.problem, self.description = problem, f"fake {len(test.made)}"
+
+        self.saved = (_plan_table.Plan, torch.cuda.is_current_stream_capturing)
+        _plan_table.Plan = FakePlan
+        self.capturing = False
+        torch.cuda.is_current_stream_capturing = lambda: self.capturing
+        _plan_table.clear()
+        _plan_table._capture_warned = False
+        self.problem = jitgemm.gemm_problem(8, 16, 32, "bf16")
+
+    def tearDown(self):
+        _plan_table.Plan, torch.cuda.is_current_stream_capturing = self.saved
+        _plan_table.set_capture_policy("heuristic")
+        _plan_table.set_options(None)
+        _plan_table.clear()
+
+    def get(self, key, stream, align=16):
+        return _plan_table.get(key, stream, -1, align, lambda: self.problem)
+
+    def test_one_plan_per_problem_and_stream(self):
+        a = self.get(("p",), stream=1)
+        self.assertIs(self.get(("p",), stream=1), a)
+        self.assertIsNot(self.get(("p",), stream=2), a)
+        self.assertEqual(len(self.made), 2)
+        self.assertEqual(self.made[0], jitgemm.Options.from_environment())
+
+    def test_alignment_lowers_the_promise(self):
+        self.get(("p",), stream=1, align=4)
+        self.assertEqual(self.made[0].pointer_alignment, 4)
+
+    def test_capture_reuses_the_plan_of_another_stream(self):
+        eager = self.get(("p",), stream=1)
+        self.capturing = True
+        self.assertIs(self.get(("p",), stream=7), eager)
+        self.assertEqual(len(self.made), 1, "nothing planned inside capture")
+
+    def test_an_unseen_problem_in_capture_plans_without_compiling(self):
+        self.capturing = True
+        with self.assertWarnsRegex(UserWarning, "inside CUDA graph capture without compiling"):
+            self.get(("q",), stream=7)
+        self.assertFalse(self.made[0].jit_enabled)
+        self.assertEqual(self.made[0].tuning, "heuristic")
+
+    def test_an_unseen_problem_in_capture_can_raise(self):
+        _plan_table.set_capture_policy("error")
+        self.capturing = True
+        with self.assertRaisesRegex(_plan_table.CaptureMissError,
+                                    "bf16 8x16x32.*run the op once before capturing"):
+            self.get(("q",), stream=7)
+        self.assertEqual(self.made, [])
+
+    def test_options_have_their_own_plans(self):
+        default = self.get(("p",), stream=1)
+        _plan_table.set_options(jitgemm.Options(constant_b=True))
+        constant = self.get(("p",), stream=1)
+        self.assertIsNot(constant, default)
+        self.assertTrue(self.made[1].constant_b)
+        _plan_table.set_options(None)
+        self.assertIs(self.get(("p",), stream=1), default)
+        self.assertEqual(len(_plan_table.plans()), 2)
+
+
+@unittest.skipIf(SKIP, REASON)
+class BackwardMathTest(unittest.TestCase):
+    """The backward formulas, numerically: the ops' CPU kernels are replaced by torch
+    references for the test, so the registered autograd (the real one) runs on the CPU."""
+
+    ACTS = {"none": lambda t: t, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+            "gelu_tanh": lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+            "silu": torch.nn.functional.silu}
+
+    def setUp(self):
+        import warnings
+        self.lib = torch.library.Library("jitgemm", "IMPL")
+        acts = self.ACTS
+
+        def linear(x, w, b=None, activation="none"):
+            return acts[activation](torch.nn.functional.linear(x, w, b))
+
+        def grouped(x, w, b=None, activation="none"):
+            y = torch.einsum("...gk,gnk->...gn", x, w)
+            return acts[activation](y + b if b is not None else y)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+            self.lib.impl("linear", linear, "CPU")
+            self.lib.impl("grouped_linear", grouped, "CPU")
+            self.lib.impl("matmul", lambda a, b: torch.matmul(a, b).contiguous(), "CPU")
+
+    def tearDown(self):
+        self.lib._destroy()
+
+    def check(self, op, ref, shapes, act, transpose_weight=False):
+        torch.manual_seed(0)
+        x, w, b = (torch.randn(*s, dtype=torch.float32) for s in shapes)
+        if transpose_weight:
+            w = w.transpose(-1, -2).contiguous().transpose(-1, -2)
+        leaves = [t.clone().requires_grad_(True) for t in (x, w, b)]
+        ref_leaves = [t.clone().requires_grad_(True) for t in (x, w, b)]
+        y = op(*leaves, act)
+        gy = torch.randn_like(y)
+        got = torch.autograd.grad(y, leaves, gy)
+        want = torch.autograd.grad(ref(*ref_leaves, act), ref_leaves, gy)
+        for name, g, r in zip(("dx", "dw", "db"), got, want):
+            self.assertEqual(g.shape, r.shape, name)
+            torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4, msg=f"{name} {act}")
+
+    def test_linear(self):
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.linear,
+                           lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
+                           [(2, 5, 16), (8, 16), (8,)], act)
+        self.check(torch.ops.jitgemm.linear,
+                   lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
+                   [(7, 16), (8, 16), (8,)], "silu", transpose_weight=True)
+
+    def test_grouped_linear(self):
+        def ref(x, w, b, a):
+            return self.ACTS[a](torch.stack([torch.nn.functional.linear(x[:, i], w[i], b[i])
+                                             for i in range(w.shape[0])], dim=1))
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.grouped_linear, ref, [(6, 3, 16), (3, 8, 16), (3, 8)],
+                           act)
+
+
+@unittest.skipIf(SKIP, REASON)
+class DirectCallTest(unittest.TestCase):
+    """When jitgemm.ops.linear may skip the dispatcher."""
+
+    def test_only_plain_cuda_tensors_without_autograd(self):
+        direct = jitgemm.ops._direct
+        with FakeTensorMode():
+            fake = torch.empty(2, 3, device="cuda")
+            self.assertFalse(direct(fake, None), "fake tensors go through the dispatcher")
+        cpu = torch.empty(2, 3)
+        self.assertFalse(direct(cpu, None))
+        cuda_like = torch.empty(2, 3, device="meta")
+        self.assertFalse(direct(cuda_like, None))
+
+    def test_autograd_needs_the_dispatcher(self):
+        needs = jitgemm.ops._needs_autograd
+        x, w = torch.empty(2, 3), torch.nn.Parameter(torch.empty(4, 3))
+        self.assertTrue(needs(x, w, None))
+        self.assertFalse(needs(x, w.detach(), None))
+        with torch.no_grad():
+            self.assertFalse(needs(x, w, None))
+        with torch.inference_mode():
+            self.assertFalse(needs(x, w, None))
+
+
+if __name__ == "__main__":
+    unittest.main()
