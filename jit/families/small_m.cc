@@ -204,15 +204,9 @@ class SmallMFamily final : public KernelFamily {
   std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
     // Loads of two chunks back to back, dependents released after the last
     // weight load (the kernel's defaults, written out for the cache key).
-    // Weights that stream past L2 ask for 256-byte L2 fills: 12288 x 4096
-    // ran 35.5 us vs 38.3 without (H100, M = 1; cuBLAS 36.2). Smaller ones
-    // ask for 128-byte fills, faster in every kernel shape measured (H100,
-    // bf16, kernel harness, us): 2048 x 4096 early bulk x M = 1 6.10 -> 5.74,
-    // pairs M = 8 6.74 -> 6.60, L2-prefetch kernel M = 8 8.27 -> 7.72, two
-    // tiles a warp M = 16 / 32 / 64 8.44 / 9.13 / 14.2 -> 7.75 / 8.51 / 12.9;
-    // 4096 x 4096 M = 1 / 8 / 16 12.44 / 12.85 / 13.4 -> 11.87 / 12.25 / 12.57.
-    // Early weights release dependents at entry: the next grid's weights then
-    // stream while this grid computes (measured above).
+    // Weights that stream past L2 ask for 256-byte L2 fills, smaller ones for
+    // 128-byte fills; early weights release dependents at entry so the next
+    // grid's weights stream while this one computes (docs/kernels.md).
     const int hint = WeightBytes(p) > kHintBytes ? 256 : 128;
     std::string extra =
         absl::StrCat("  static constexpr int kSmallMGroup = ", c.stages % 2 == 0 ? 2 : 1,
@@ -223,16 +217,11 @@ class SmallMFamily final : public KernelFamily {
       absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
     }
     if (c.cluster_k) absl::StrAppend(&extra, "  static constexpr bool kSmallMClusterK = true;\n");
-    // Early weights with bulk x: x in two pieces along K (each warp's chunks
-    // split between them) so products start on the first while the second is
-    // in flight, and separate accumulators for the two k16 halves of a chunk
-    // (once the weights are on chip, the mma chain after x is on the critical
-    // path). 2048 x 4096 bf16, H100, kernel harness, us: M = 16 in K pairs
-    // 7.55 -> 7.45 (accumulators) -> 7.02-7.07 (pieces); M = 8 pairs 6.71 ->
-    // 6.55 -> 6.46-6.48; M = 1 5.87 -> 5.59. Four or eight pieces were slower
-    // (7.6-7.7 at M = 16), as were runs of one chunk a warp (7.2).
-    // Weights after the wait keep x in one piece: the L2 prefetch of the
-    // slice before the wait assumes each warp's chunks are contiguous.
+    // Bulk x: two accumulator sets (the two k16 halves of a chunk), and with
+    // early weights x in two pieces along K so products start on the first
+    // while the second is in flight. Weights after the wait keep x in one
+    // piece: the L2 prefetch before the wait assumes each warp's chunks are
+    // contiguous (docs/kernels.md).
     const Geometry g = Derive(p, c);
     if (c.x_copy > 0 && g.x_bulk) {
       absl::StrAppend(&extra, "  static constexpr int kSmallMAccSets = 2;\n");
