@@ -45,99 +45,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cache/bundle_io.h"
+#include "cache/bundle_manifest.h"
 #include "cache/disk_cache.h"
 #include "cache/entry.h"
+#include "cache/entry_listing.h"
 #include "cache/env.h"
 #include "cache/key.h"
 
 namespace jitgemm::cache {
-
-inline constexpr char kBundleManifestFile[] = "jitgemm-bundle.json";
-inline constexpr char kBundleReadmeFile[] = "README.txt";
-inline constexpr char kBundleFormat[] = "jitgemm-bundle-1";
-// Key-text fields whose values a bundle's manifest lists by default (the
-// kernel keys' "abi=", "nvrtc=", "arch=" and "sources=" lines).
-inline const std::vector<std::string>& DefaultBundleKeyFields();
-
-// One published entry file under a cache root or inside a bundle.
-struct EntryFileInfo {
-  EntryKind kind = EntryKind::kCubin;
-  std::string relative_path;  // "v1/cubin/ab/<32 hex>.bin"
-  std::string path;           // on disk; for an archive, "<archive>:<member>"
-  uint64_t size = 0;
-  absl::Time mtime = absl::InfinitePast();
-};
-
-// "v1/<kind>/<first 2 hex>/<32 hex>.bin".
-std::string EntryRelativePath(EntryKind kind, const CacheKey& key);
-// The kind of a well-formed relative entry path; nullopt for anything else.
-std::optional<EntryKind> ParseEntryRelativePath(absl::string_view relative_path);
-
-// Every published entry file under `root` (no temp or lock files), sorted
-// by relative path. An absent root or kind directory is simply empty.
-absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root);
-
-// Whether `bytes`, found at `relative_path`, is a sound entry for that
-// place: it parses, its kind is the directory's and its key text hashes to
-// the file name. DataLoss saying what is wrong otherwise.
-absl::StatusOr<EntryView> CheckEntryFile(absl::string_view relative_path, std::string_view bytes);
-
-// The entry's own XXH3-64 (its last 8 bytes) as 16 hex digits.
-// REQUIRES: `bytes` passed ParseEntry.
-std::string EntryChecksumHex(std::string_view bytes);
-
-// The value of the first "<field>=..." line of a key text, or "".
-std::string KeyTextField(std::string_view key_text, std::string_view field);
-
-struct BadEntry {
-  std::string path;
-  std::string reason;
-};
-
-// What a walk over one root found (jitgemm-cache verify).
-struct RootVerifyReport {
-  uint64_t entries = 0;
-  uint64_t valid = 0;
-  uint64_t bytes = 0;
-  std::vector<BadEntry> corrupt;
-};
-// Checks every entry under `root`; never modifies anything.
-absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root);
-
-// ------------------------------------------------------------ the manifest
-
-struct BundleFile {
-  uint64_t bytes = 0;
-  std::string checksum;  // EntryChecksumHex
-};
-
-struct KindTotals {
-  uint64_t entries = 0;
-  uint64_t bytes = 0;
-};
-
-struct BundleManifest {
-  std::string format = kBundleFormat;
-  std::string created_by;       // e.g. "jitgemm-cache 0.1.0"
-  std::string created_at;       // RFC 3339, UTC
-  std::string library_version;  // of the library that made the bundle
-  std::string selection;        // e.g. "whole cache" or "3 manifests for sm_90a"
-  std::vector<std::string> manifests;  // file names of the manifests selected by
-  // Distinct values of key-text fields among the entries: "arch" ->
-  // {"sm_90a"}, "nvrtc" -> {"13000"}, "abi" -> {"1"}, "sources" -> {...}.
-  std::map<std::string, std::vector<std::string>> key_fields;
-  std::map<std::string, KindTotals> kinds;  // "cubin", "tuning"
-  uint64_t entries = 0;
-  uint64_t bytes = 0;
-  std::map<std::string, BundleFile> files;  // by relative path
-
-  std::string ToJson() const;
-  // InvalidArgument naming the field; never throws.
-  static absl::StatusOr<BundleManifest> FromJson(std::string_view json);
-};
-
-// The README.txt text for `manifest`.
-std::string BundleReadme(const BundleManifest& manifest);
 
 // ------------------------------------------------------------ export
 
@@ -171,9 +87,9 @@ struct ExportRequest {
 struct ExportReport {
   std::string out;
   bool archive = false;
-  BundleManifest manifest;        // what was written
+  BundleManifest manifest;           // what was written
   std::vector<std::string> missing;  // hex of requested keys not found
-  std::vector<BadEntry> corrupt;   // copies skipped (a sound copy elsewhere may have been used)
+  std::vector<BadEntry> corrupt;     // copies skipped (a sound copy elsewhere may have been used)
 };
 
 // Writes the bundle. A directory is built beside `out` and renamed into
@@ -191,11 +107,11 @@ struct BundleVerifyReport {
   std::string manifest_error;
   uint64_t entries = 0;  // entry files present
   uint64_t valid = 0;
-  uint64_t bytes = 0;    // of the valid ones
-  std::vector<BadEntry> corrupt;       // bad bytes, or differing from the manifest
-  std::vector<std::string> missing;    // listed in the manifest, not present
-  std::vector<std::string> unlisted;   // present, not in the manifest
-  std::vector<std::string> ignored;    // other members of an archive
+  uint64_t bytes = 0;                 // of the valid ones
+  std::vector<BadEntry> corrupt;      // bad bytes, or differing from the manifest
+  std::vector<std::string> missing;   // listed in the manifest, not present
+  std::vector<std::string> unlisted;  // present, not in the manifest
+  std::vector<std::string> ignored;   // other members of an archive
 
   // A manifest, and every listed entry present and sound, nothing unlisted.
   bool ok() const {
@@ -208,8 +124,8 @@ struct BundleVerifyReport {
 absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env);
 
 struct ImportReport {
-  BundleVerifyReport verify;   // what the bundle held (valid = importable)
-  uint64_t imported = 0;       // newly published into the writable root
+  BundleVerifyReport verify;  // what the bundle held (valid = importable)
+  uint64_t imported = 0;      // newly published into the writable root
   uint64_t imported_bytes = 0;
   uint64_t already_present = 0;  // a sound copy was already there
   uint64_t store_failures = 0;
@@ -220,15 +136,6 @@ struct ImportReport {
 // is skipped and reported. FailedPrecondition unless `cache` is readwrite.
 absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& cache,
                                           Env* env = Env::Default());
-
-// Whether `path` names the archive form (ends in ".tar").
-bool IsArchivePath(absl::string_view path);
-
-inline const std::vector<std::string>& DefaultBundleKeyFields() {
-  static const std::vector<std::string>* const fields =
-      new std::vector<std::string>{"abi", "nvrtc", "arch", "sources"};
-  return *fields;
-}
 
 }  // namespace jitgemm::cache
 

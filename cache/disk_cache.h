@@ -45,6 +45,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cache/entry.h"
+#include "cache/entry_listing.h"
 #include "cache/env.h"
 #include "cache/key.h"
 #include "cache/settings.h"
@@ -145,14 +146,6 @@ class DiskCache {
   absl::StatusOr<VerifyReport> Verify(bool remove_corrupt);
 
  private:
-  struct EntryFile {
-    EntryKind kind;
-    std::string name;
-    std::string path;
-    uint64_t size;
-    absl::Time mtime;
-  };
-
   DiskCache(CacheSettings settings, Env* env);
   // Open's checks: sets mode_, root_readable_ and readonly_roots_, and
   // prints the one warning a degraded cache owes its user.
@@ -174,7 +167,7 @@ class DiskCache {
   absl::StatusOr<std::unique_ptr<FileLock>> LockKey(const CacheKey& key, EntryKind kind);
   void WarnOnce(std::atomic<bool>* flag, absl::string_view message);
   void AfterStore(uint64_t bytes);
-  absl::StatusOr<std::vector<EntryFile>> ListEntries();
+  absl::StatusOr<std::vector<EntryFileInfo>> ListEntries();
   absl::Status PruneLocked(uint64_t max_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(prune_mu_);
 
   Env* const env_;

@@ -67,7 +67,7 @@ def manifests() -> None:
     write(t, "accept_unicode_name.json",
           '{"problems":[{"name":"\\u0000\\ud83d\\ude00\\u00e9 \\"q\\"","m":1,"n":2,"k":3}]}')
     write(t, "accept_utf8_bom.json", b'\xef\xbb\xbf{"problems":[]}')
-    write(t, "accept_duplicate_keys.json", '{"problems":[{"m":1,"m":2,"n":1,"k":1}]}')
+    write(t, "reject_duplicate_keys.json", '{"problems":[{"m":1,"m":2,"n":1,"k":1}]}')
     write(t, "accept_m_int64_max.json", '{"problems":[{"m":9223372036854775807,"n":1,"k":1}]}')
     write(t, "accept_alpha_denormal.json",
           '{"problems":[{"m":1,"n":1,"k":1,"epilogue":{"alpha":1e-45,"beta":-0.0}}]}')
@@ -143,7 +143,7 @@ def tuning_records() -> None:
     write(t, "accept_largest_double_time.json",
           record(candidate_us=[{"name": "x", "us": 1.7976931348623157e308}]))
     write(t, "accept_int_limits.json", record(sm_count=-2147483648, driver_version=2147483647))
-    write(t, "accept_extra_fields.json", record(extra={"nested": [1, 2, {"x": None}]}))
+    write(t, "reject_extra_fields.json", record(extra={"nested": [1, 2, {"x": None}]}))
     write(t, "reject_empty.json", "")
     write(t, "reject_truncated.json", record()[:60])
     write(t, "reject_array.json", "[1,2]")
