@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "cache/bundle_io.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 
 namespace jitgemm::cache {
 namespace {
@@ -176,6 +177,13 @@ absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& ca
   }
   absl::StatusOr<std::unique_ptr<Source>> source = OpenBundle(env, from);
   if (!source.ok()) return source.status();
+  // Without its manifest nothing says which entries belong to the bundle:
+  // a damaged one (unparsable, a link, a FIFO, too large) stops the import.
+  // Only a directory with no manifest at all (a copied cache root) goes on.
+  if (!(*source)->manifest().has_value() && !(*source)->manifest_absent()) {
+    return absl::DataLossError(absl::StrCat("not importing from ", QuotedForHumans(from), ": ",
+                                            (*source)->manifest_error()));
+  }
   ImportReport report;
   report.verify = WalkBundle(
       **source, [&](const EntryFileInfo& e, std::string_view bytes, const EntryView& view) {

@@ -1,5 +1,7 @@
 #include "cache/bundle_io.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -8,7 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cache/folder_trust.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 #include "cache/ustar.h"
 
 namespace jitgemm::cache {
@@ -31,6 +35,7 @@ absl::StatusOr<EntryView> Source::Check(const EntryFileInfo& entry, std::string_
 
 void Source::SetManifest(absl::StatusOr<std::string> text) {
   if (absl::IsNotFound(text.status())) {
+    manifest_absent_ = true;
     manifest_error_ = absl::StrCat("no ", kBundleManifestFile, " (not a bundle)");
     return;
   }
@@ -48,6 +53,30 @@ void Source::SetManifest(absl::StatusOr<std::string> text) {
 
 namespace {
 
+// The manifest (and its signature, if any) of the bundle directory `dir`:
+// never through a symlink, never a FIFO, at most kMaxBundleManifestBytes,
+// and owned and moded like the bundle's folders.
+absl::StatusOr<std::string> ReadManifestFile(Env* env, const std::string& dir,
+                                             std::optional<std::string>* signature) {
+  for (const char* name : {kBundleSignatureFile, kBundleManifestFile}) {
+    const std::string path = JoinPath(dir, name);
+    absl::StatusOr<std::vector<FileInfo>> infos =
+        CheckTrustedFolders(env, dir, name, RootUse::kReadOnly, /*last_is_file=*/true);
+    if (!infos.ok()) return infos.status();
+    if (infos->size() != 2) {
+      if (name == std::string(kBundleSignatureFile)) continue;  // unsigned
+      return absl::NotFoundError(absl::StrCat(QuotedForHumans(path), " does not exist"));
+    }
+    absl::Status s = CheckTrustedFile(infos->back(), path, RootUse::kReadOnly, infos->front().uid);
+    if (!s.ok()) return s;
+    absl::StatusOr<std::string> text = env->ReadFile(path, kMaxBundleManifestBytes);
+    if (!text.ok()) return text.status();
+    if (name != std::string(kBundleSignatureFile)) return text;
+    *signature = std::move(text).value();
+  }
+  return absl::InternalError("unreachable");
+}
+
 class DirSource : public Source {
  public:
   static absl::StatusOr<std::unique_ptr<Source>> Open(Env* env, const std::string& dir,
@@ -57,17 +86,21 @@ class DirSource : public Source {
     if (!info->is_directory) {
       return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
     }
+    // A folder another user could write to makes every entry in it
+    // suspect, and `tar -xf` run as root keeps such modes: refuse the whole.
+    absl::Status trusted = CheckTrustedTree(env, dir, RootUse::kReadOnly);
+    if (!trusted.ok()) return trusted;
     std::unique_ptr<DirSource> source(new DirSource(env));
-    absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntryFiles(env, dir);
+    absl::StatusOr<std::vector<EntryFileInfo>> entries =
+        ListEntryFiles(env, dir, RootUse::kReadOnly);
     if (!entries.ok()) return entries.status();
     source->entries_ = std::move(entries).value();
-    if (is_bundle) {
-      source->SetManifest(env->ReadFile(JoinPath(dir, kBundleManifestFile), kMaxEntryFileBytes));
-    }
+    if (is_bundle) source->SetManifest(ReadManifestFile(env, dir, &source->signature_));
     return std::unique_ptr<Source>(std::move(source));
   }
 
   absl::StatusOr<std::string> Read(const EntryFileInfo& entry) const override {
+    if (!entry.untrusted.empty()) return absl::FailedPreconditionError(entry.untrusted);
     return env_->ReadFile(entry.path, kMaxEntryFileBytes);
   }
 
@@ -86,9 +119,18 @@ class TarSource : public Source {
     absl::StatusOr<std::string> manifest = absl::NotFoundError("absent");
     for (size_t i = 0; i < source->reader_->members().size(); ++i) {
       const TarMember& m = source->reader_->members()[i];
+      // `tar -xf` run as root keeps the mode: a world-writable folder or
+      // entry would let any local user replace what was checked here.
+      if (m.mode & S_IWOTH) {
+        return absl::FailedPreconditionError(
+            absl::StrFormat("'%s': member %s has mode %04o: writable by every user once extracted",
+                            path, QuotedForHumans(m.name), m.mode));
+      }
       if (m.is_directory) continue;
       if (m.name == kBundleManifestFile) {
         manifest = source->reader_->Read(m);
+      } else if (m.name == kBundleSignatureFile) {
+        source->signature_ = source->reader_->Read(m).value_or("");
       } else if (std::optional<EntryKind> kind = EntryPathKind(m.name)) {
         EntryFileInfo e;
         e.kind = *kind;

@@ -40,6 +40,10 @@ class Source {
   bool archive() const { return archive_; }
   const std::optional<BundleManifest>& manifest() const { return manifest_; }
   const std::string& manifest_error() const { return manifest_error_; }
+  // No manifest at all (a plain cache root), as opposed to a damaged one.
+  bool manifest_absent() const { return manifest_absent_; }
+  // The text of jitgemm-bundle.sig, if the bundle has one.
+  const std::optional<std::string>& signature() const { return signature_; }
   const std::vector<std::string>& ignored() const { return ignored_; }
 
  protected:
@@ -49,6 +53,8 @@ class Source {
   bool archive_ = false;
   std::optional<BundleManifest> manifest_;
   std::string manifest_error_;
+  bool manifest_absent_ = false;
+  std::optional<std::string> signature_;
   std::vector<std::string> ignored_;
 };
 

@@ -22,6 +22,8 @@ namespace jitgemm::cache {
 
 inline constexpr char kBundleManifestFile[] = "jitgemm-bundle.json";
 inline constexpr char kBundleReadmeFile[] = "README.txt";
+// The Ed25519 signature over the manifest's exact bytes (cache/bundle_signature.h).
+inline constexpr char kBundleSignatureFile[] = "jitgemm-bundle.sig";
 inline constexpr char kBundleFormat[] = "jitgemm-bundle-1";
 // Key-text fields whose values a bundle's manifest lists by default (the
 // kernel keys' "abi=", "nvrtc=", "arch=" and "sources=" lines).

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -152,7 +153,18 @@ class DiskCache {
   void CheckRoots();
   void CheckReadOnlyRoots();
   void CheckWritableRoot();
-  bool TrustedDirectory(const std::string& dir, bool writable_root, std::string* why);
+  // Checks the writable root's folders down `relative` (cache/folder_trust.h).
+  // The first failure distrusts the root for good, with one warning.
+  bool WritableRootTrusted(absl::string_view relative, bool last_is_file,
+                           std::vector<FileInfo>* infos);
+  // With trusted keys: a read-only root must be a bundle whose manifest one
+  // of them signed (cache/bundle_signature.h); remembers its listing.
+  absl::Status CheckSignedRoot(const std::string& root);
+  // With trusted keys, an entry of a read-only root must be listed in its
+  // signed manifest with these bytes' size and checksum.
+  absl::StatusOr<std::string> CheckListed(const std::string& root, const std::string& relative,
+                                          std::string_view bytes,
+                                          absl::StatusOr<std::string> payload) const;
   // Searches every tier without counting a hit or miss.
   std::optional<std::string> Find(const CacheKey& key, EntryKind kind);
   std::optional<std::string> ReadTier(const std::string& root, bool writable, const CacheKey& key,
@@ -180,7 +192,12 @@ class DiskCache {
   std::atomic<uint64_t> hits_{0}, misses_{0}, shared_{0}, compiles_{0}, stores_{0}, corrupt_{0},
       evictions_{0}, lock_waits_{0}, store_failures_{0};
   std::atomic<bool> store_warned_{false}, lock_warned_{false}, lock_timeout_warned_{false},
-      corrupt_warned_{false};
+      corrupt_warned_{false}, readonly_distrust_warned_{false};
+  // Set when a folder of the writable root fails the trust rule after Open.
+  std::atomic<bool> distrusted_{false};
+  // With trusted keys: each signed read-only root's listing, relative path
+  // -> "<bytes> <checksum>"; written only by Open.
+  std::map<std::string, std::map<std::string, std::string>> signed_listings_;
 
   SingleFlight flights_;
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 #include "cache/mutex_lock.h"
 #include "cache/shard_walk.h"
 
@@ -14,7 +15,11 @@ absl::StatusOr<std::vector<EntryFileInfo>> DiskCache::ListEntries() {
   if (!root_readable_) {
     return absl::FailedPreconditionError(absl::StrCat("no usable cache root ('", root_, "')"));
   }
-  return ListEntryFiles(env_, root_);
+  if (distrusted_.load()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache directory ", QuotedForHumans(root_), " is no longer trusted"));
+  }
+  return ListEntryFiles(env_, root_, RootUse::kWritable);
 }
 
 absl::StatusOr<CacheUsage> DiskCache::Usage() {
@@ -86,13 +91,13 @@ void DiskCache::AfterStore(uint64_t bytes) {
 }
 
 void DiskCache::CleanTempFiles(absl::Duration older_than) {
-  if (mode_ != CacheMode::kReadWrite) return;
+  if (mode_ != CacheMode::kReadWrite || distrusted_.load()) return;
   const absl::Time cutoff = env_->Now() - older_than;
   auto old_enough = [&](const std::string& path) {
     absl::StatusOr<FileInfo> info = env_->Stat(path);
     return info.ok() && info->is_regular && info->mtime < cutoff;
   };
-  ForEachShard(env_, root_,
+  ForEachShard(env_, root_, RootUse::kWritable,
                [&](EntryKind, const std::string& dir, const std::vector<std::string>& names) {
                  for (const std::string& name : names) {
                    if (!IsTempFileName(name)) continue;
@@ -101,6 +106,7 @@ void DiskCache::CleanTempFiles(absl::Duration older_than) {
                  }
                })
       .IgnoreError();
+  if (!WritableRootTrusted(absl::StrCat(kLayoutDir, "/locks"), false, nullptr)) return;
   absl::StatusOr<std::vector<std::string>> locks = env_->ListDir(LockDir(root_));
   if (!locks.ok()) return;
   for (const std::string& name : *locks) {
@@ -123,7 +129,7 @@ absl::StatusOr<VerifyReport> DiskCache::Verify(bool remove_corrupt) {
     absl::StatusOr<std::string> bytes = env_->ReadFile(e.path, kMaxEntryFileBytes);
     if (absl::IsNotFound(bytes.status())) continue;
     bool ok = false;
-    if (bytes.ok()) {
+    if (bytes.ok() && e.untrusted.empty()) {
       absl::StatusOr<EntryView> view = ParseEntry(*bytes);
       // The file must be where its own key text says it belongs.
       ok = view.ok() && view->kind == e.kind &&

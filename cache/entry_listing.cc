@@ -39,10 +39,14 @@ std::optional<EntryKind> ParseEntryRelativePath(absl::string_view relative_path)
   return kind;
 }
 
-absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root) {
+absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root,
+                                                          RootUse use) {
   std::vector<EntryFileInfo> out;
+  absl::StatusOr<FileInfo> root_info = env->Stat(root);
+  if (absl::IsNotFound(root_info.status())) return out;
+  if (!root_info.ok()) return root_info.status();
   absl::Status walked = ForEachShard(
-      env, root,
+      env, root, use,
       [&](EntryKind kind, const std::string& dir, const std::vector<std::string>& names) {
         const std::string shard = dir.substr(dir.rfind('/') + 1);
         for (const std::string& name : names) {
@@ -56,6 +60,10 @@ absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::s
           if (!info.ok()) continue;  // gone meanwhile (evicted, replaced)
           e.size = info->size;
           e.mtime = info->mtime;
+          // Stat follows a link; reading never does (Env::ReadFile), so a
+          // symlinked entry is refused there.
+          absl::Status trusted = CheckTrustedFile(*info, e.path, use, root_info->uid);
+          if (!trusted.ok()) e.untrusted = std::string(trusted.message());
           out.push_back(std::move(e));
         }
       });
@@ -109,12 +117,15 @@ std::string KeyTextField(std::string_view key_text, std::string_view field) {
   return "";
 }
 
-absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root) {
-  absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntryFiles(env, root);
+absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root, RootUse use) {
+  absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntryFiles(env, root, use);
   if (!entries.ok()) return entries.status();
   RootVerifyReport report;
   for (const EntryFileInfo& e : *entries) {
-    absl::StatusOr<std::string> bytes = env->ReadFile(e.path, kMaxEntryFileBytes);
+    absl::StatusOr<std::string> bytes =
+        e.untrusted.empty()
+            ? env->ReadFile(e.path, kMaxEntryFileBytes)
+            : absl::StatusOr<std::string>(absl::FailedPreconditionError(e.untrusted));
     if (absl::IsNotFound(bytes.status())) continue;  // evicted meanwhile
     ++report.entries;
     absl::Status s = bytes.status();

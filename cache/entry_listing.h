@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "cache/entry.h"
 #include "cache/env.h"
+#include "cache/folder_trust.h"
 #include "cache/key.h"
 
 namespace jitgemm::cache {
@@ -29,6 +30,9 @@ struct EntryFileInfo {
   std::string path;           // on disk; for an archive, "<archive>:<member>"
   uint64_t size = 0;
   absl::Time mtime = absl::InfinitePast();
+  // Why the file fails the folder-trust rule for entries (another user's,
+  // writable by every user); empty if it passes. Readers treat it as corrupt.
+  std::string untrusted;
 };
 
 // "v1/<kind>/<first 2 hex>/<32 hex>.bin".
@@ -41,8 +45,11 @@ std::optional<EntryKind> EntryPathKind(absl::string_view relative_path);
 std::optional<EntryKind> ParseEntryRelativePath(absl::string_view relative_path);
 
 // Every published entry file under `root` (no temp or lock files), sorted
-// by relative path. An absent root or kind directory is simply empty.
-absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root);
+// by relative path. An absent root or kind directory is simply empty. A
+// folder that fails the folder-trust rule for `use` (cache/folder_trust.h)
+// is FailedPrecondition naming it.
+absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root,
+                                                          RootUse use);
 
 // Whether `bytes`, found at `relative_path`, is a sound entry for that
 // place: it parses, its kind is the directory's and its key text hashes to
@@ -69,7 +76,7 @@ struct RootVerifyReport {
   std::vector<BadEntry> corrupt;
 };
 // Checks every entry under `root`; never modifies anything.
-absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root);
+absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root, RootUse use);
 
 }  // namespace jitgemm::cache
 

@@ -63,7 +63,7 @@ std::string Seed003() {
 
 std::set<std::string> EntriesUnder(const std::string& root) {
   std::set<std::string> out;
-  auto files = cache::ListEntryFiles(cache::Env::Default(), root);
+  auto files = cache::ListEntryFiles(cache::Env::Default(), root, cache::RootUse::kReadOnly);
   if (files.ok()) {
     for (const auto& f : *files) out.insert(f.relative_path);
   }

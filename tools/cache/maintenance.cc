@@ -76,9 +76,9 @@ struct RootListing {
   absl::Time oldest = absl::InfiniteFuture(), newest = absl::InfinitePast();
 };
 
-absl::StatusOr<RootListing> ListRoot(const std::string& root) {
+absl::StatusOr<RootListing> ListRoot(const std::string& root, cache::RootUse use) {
   absl::StatusOr<std::vector<cache::EntryFileInfo>> files =
-      cache::ListEntryFiles(cache::Env::Default(), root);
+      cache::ListEntryFiles(cache::Env::Default(), root, use);
   if (!files.ok()) return files.status();
   RootListing out;
   for (const cache::EntryFileInfo& f : *files) {
@@ -113,10 +113,9 @@ void CountLeftovers(const std::string& root, int* temps, int* old_temps, int* lo
   }
   absl::StatusOr<std::vector<std::string>> names = env->ListDir(cache::LockDir(root));
   if (names.ok()) {
-    *locks = static_cast<int>(std::count_if(names->begin(), names->end(),
-                                            [](const std::string& n) {
-                                              return cache::IsLockFileName(n);
-                                            }));
+    *locks = static_cast<int>(std::count_if(names->begin(), names->end(), [](const std::string& n) {
+      return cache::IsLockFileName(n);
+    }));
   }
 }
 
@@ -148,8 +147,9 @@ int StatsCommand() {
   std::printf("mode: %s (configured: %s)\n", cache::CacheModeName(c->mode()),
               cache::CacheModeName(c->settings().mode));
   std::printf("size cap: %s\n", Bytes(c->settings().max_bytes).c_str());
-  std::printf("read-only roots: %s\n",
-              c->readonly_roots().empty() ? "none" : absl::StrJoin(c->readonly_roots(), ":").c_str());
+  std::printf("read-only roots: %s\n", c->readonly_roots().empty()
+                                           ? "none"
+                                           : absl::StrJoin(c->readonly_roots(), ":").c_str());
   for (const std::string& ro : c->settings().readonly_roots) {
     if (std::find(c->readonly_roots().begin(), c->readonly_roots().end(), ro) ==
         c->readonly_roots().end()) {
@@ -163,7 +163,8 @@ int StatsCommand() {
   if (WritableRootReadable(*c)) roots.push_back({c->root(), "writable"});
   std::optional<RootListing> writable;
   for (const auto& [root, tier] : roots) {
-    absl::StatusOr<RootListing> l = ListRoot(root);
+    absl::StatusOr<RootListing> l =
+        ListRoot(root, tier == "writable" ? cache::RootUse::kWritable : cache::RootUse::kReadOnly);
     if (!l.ok()) {
       Complain(absl::StrCat("cannot list ", root, ": ", l.status().ToString()));
       status = kExitProblems;
@@ -184,9 +185,10 @@ int StatsCommand() {
                 100.0 * static_cast<double>(total) /
                     static_cast<double>(std::max<uint64_t>(1, c->settings().max_bytes)));
     if (writable->entries[0] + writable->entries[1] > 0) {
-      std::printf("least recently used: %s, most recently used: %s\n",
-                  absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->oldest, absl::LocalTimeZone()).c_str(),
-                  absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->newest, absl::LocalTimeZone()).c_str());
+      std::printf(
+          "least recently used: %s, most recently used: %s\n",
+          absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->oldest, absl::LocalTimeZone()).c_str(),
+          absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->newest, absl::LocalTimeZone()).c_str());
     }
     int temps = 0, old_temps = 0, locks = 0;
     CountLeftovers(c->root(), &temps, &old_temps, &locks);
@@ -213,7 +215,9 @@ int VerifyCommand() {
   std::printf("| root | tier | entries | valid | corrupt |\n| --- | --- | --- | --- | --- |\n");
   std::vector<std::string> lines;
   for (const auto& [root, writable] : roots) {
-    absl::StatusOr<cache::RootVerifyReport> r = cache::VerifyRoot(cache::Env::Default(), root);
+    absl::StatusOr<cache::RootVerifyReport> r =
+        cache::VerifyRoot(cache::Env::Default(), root,
+                          writable ? cache::RootUse::kWritable : cache::RootUse::kReadOnly);
     if (!r.ok()) {
       Complain(absl::StrCat("cannot verify ", root, ": ", r.status().ToString()));
       remaining += 1;
@@ -236,8 +240,8 @@ int VerifyCommand() {
         absl::StatusOr<cache::VerifyReport> removed = c->Verify(/*remove_corrupt=*/true);
         if (removed.ok()) {
           left = 0;
-          lines.push_back(absl::StrCat("removed ", removed->corrupt.size(),
-                                       " corrupt entries from ", root));
+          lines.push_back(
+              absl::StrCat("removed ", removed->corrupt.size(), " corrupt entries from ", root));
         } else {
           lines.push_back(absl::StrCat("removing failed: ", removed.status().ToString()));
         }
@@ -247,8 +251,9 @@ int VerifyCommand() {
   }
   if (!lines.empty()) std::printf("\n%s\n", absl::StrJoin(lines, "\n").c_str());
   if (remaining > 0 && !remove) {
-    std::printf("corrupt entries are misses (jitgemm rebuilds them); delete them with "
-                "`jitgemm-cache verify --remove-corrupt`\n");
+    std::printf(
+        "corrupt entries are misses (jitgemm rebuilds them); delete them with "
+        "`jitgemm-cache verify --remove-corrupt`\n");
   }
   return remaining > 0 ? kExitProblems : kExitOk;
 }
@@ -282,8 +287,7 @@ int PruneCommand() {
   }
   const uint64_t evicted = c->counters().evictions;
   std::printf("pruned %s to %s: removed %llu entries, %s; left %llu entries, %s\n",
-              c->root().c_str(), Bytes(max_bytes).c_str(),
-              static_cast<unsigned long long>(evicted),
+              c->root().c_str(), Bytes(max_bytes).c_str(), static_cast<unsigned long long>(evicted),
               Bytes(before->bytes > after->bytes ? before->bytes - after->bytes : 0).c_str(),
               static_cast<unsigned long long>(after->entries), Bytes(after->bytes).c_str());
   return kExitOk;
