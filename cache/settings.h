@@ -2,8 +2,9 @@
 // read from the environment once per process.
 //
 //   JITGEMM_CACHE               off | readonly | readwrite (default readwrite)
-//   JITGEMM_CACHE_DIR           the writable root; else $XDG_CACHE_HOME/jitgemm,
-//                               else ~/.cache/jitgemm
+//   JITGEMM_CACHE_DIR           the writable root, an absolute path (a relative
+//                               one is refused with a warning); else
+//                               $XDG_CACHE_HOME/jitgemm, else ~/.cache/jitgemm
 //   JITGEMM_CACHE_READONLY_DIRS ':'-separated read-only roots (warmed bundles),
 //                               searched before the writable root
 //   JITGEMM_CACHE_MAX_BYTES     size cap of the writable root; a number with an
@@ -62,7 +63,8 @@ struct CacheSettings {
 using GetEnvFunction = std::function<std::optional<std::string>(absl::string_view name)>;
 CacheSettings SettingsFromVariables(const GetEnvFunction& getenv);
 
-// The default writable root for these variables: $JITGEMM_CACHE_DIR, else
+// The default writable root for these variables: $JITGEMM_CACHE_DIR (only if
+// absolute), else
 // $XDG_CACHE_HOME/jitgemm (only if absolute, as the XDG spec asks), else
 // $HOME/.cache/jitgemm, else the password database's home. Empty if none.
 std::string DefaultCacheRoot(const GetEnvFunction& getenv);

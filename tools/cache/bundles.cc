@@ -42,15 +42,16 @@ absl::Time CreationTime() {
 
 std::string Values(const BundleManifest& m, const std::string& field) {
   auto it = m.key_fields.find(field);
-  return it == m.key_fields.end() || it->second.empty() ? "-" : absl::StrJoin(it->second, ", ");
+  return it == m.key_fields.end() || it->second.empty() ? "-"
+                                                        : Esc(absl::StrJoin(it->second, ", "));
 }
 
 void PrintManifest(const BundleManifest& m) {
-  std::printf("bundle: %s, created by %s (jitgemm %s) at %s\n", m.format.c_str(),
-              m.created_by.c_str(), m.library_version.c_str(), m.created_at.c_str());
-  std::printf("selection: %s\n", m.selection.c_str());
+  std::printf("bundle: %s, created by %s (jitgemm %s) at %s\n", Esc(m.format).c_str(),
+              Esc(m.created_by).c_str(), Esc(m.library_version).c_str(), Esc(m.created_at).c_str());
+  std::printf("selection: %s\n", Esc(m.selection).c_str());
   if (!m.manifests.empty()) {
-    std::printf("manifests: %s\n", absl::StrJoin(m.manifests, ", ").c_str());
+    std::printf("manifests: %s\n", Esc(absl::StrJoin(m.manifests, ", ")).c_str());
   }
   std::printf("keys: arch %s; nvrtc %s; abi %s; sources %s\n", Values(m, "arch").c_str(),
               Values(m, "nvrtc").c_str(), Values(m, "abi").c_str(), Values(m, "sources").c_str());
@@ -60,11 +61,14 @@ void PrintManifest(const BundleManifest& m) {
 
 void PrintProblems(const cache::BundleVerifyReport& r) {
   for (const cache::BadEntry& bad : r.corrupt) {
-    std::printf("corrupt: %s: %s\n", bad.path.c_str(), bad.reason.c_str());
+    std::printf("corrupt: %s: %s\n", Esc(bad.path).c_str(), Esc(bad.reason).c_str());
   }
-  for (const std::string& p : r.missing) std::printf("missing (listed, absent): %s\n", p.c_str());
-  for (const std::string& p : r.unlisted) std::printf("unlisted (not in the manifest): %s\n", p.c_str());
-  for (const std::string& p : r.ignored) std::printf("ignored archive member: %s\n", p.c_str());
+  for (const std::string& p : r.missing)
+    std::printf("missing (listed, absent): %s\n", Esc(p).c_str());
+  for (const std::string& p : r.unlisted)
+    std::printf("unlisted (not in the manifest): %s\n", Esc(p).c_str());
+  for (const std::string& p : r.ignored)
+    std::printf("ignored archive member: %s\n", Esc(p).c_str());
 }
 
 // Why this build would find none of the bundle's kernels, or "".
@@ -108,13 +112,14 @@ int ExportCommand() {
   req.from = absl::GetFlag(FLAGS_from);
   std::string source = req.from;
   if (req.from.empty()) {
-    std::shared_ptr<cache::DiskCache> c = cache::DiskCache::Default();
+    std::shared_ptr<cache::DiskCache> c = OpenForLooking();
     req.roots = c->readonly_roots();
     if (c->mode() != cache::CacheMode::kOff) req.roots.push_back(c->root());
     source = absl::StrJoin(req.roots, ":");
     if (req.roots.empty()) {
-      Complain("no cache root in use (JITGEMM_CACHE=off, or see the warnings above): nothing to "
-               "export");
+      Complain(
+          "no cache root in use (JITGEMM_CACHE=off, or see the warnings above): nothing to "
+          "export");
       return kExitProblems;
     }
   }
@@ -150,7 +155,8 @@ int ExportCommand() {
         Complain(key.status().ToString());
         return kExitProblems;
       }
-      name_of[key->Hex()] = absl::StrCat(k.source.kernel_name, " (", k.problem, ", ", k.manifest, ")");
+      name_of[key->Hex()] =
+          absl::StrCat(k.source.kernel_name, " (", k.problem, ", ", k.manifest, ")");
       req.keys.push_back({cache::EntryKind::kCubin, *std::move(key)});
     }
     if (absl::GetFlag(FLAGS_tuning_records)) {
@@ -182,27 +188,27 @@ int ExportCommand() {
     auto it = m.kinds.find(k);
     return it == m.kinds.end() ? cache::KindTotals{} : it->second;
   };
-  std::printf("wrote %s %s from %s\n", r->archive ? "archive" : "directory", r->out.c_str(),
-              source.c_str());
-  std::printf("selection: %s\n", m.selection.c_str());
-  std::printf("entries: %llu, %s: %llu kernels (%s), %llu tuning records (%s)\n",
-              static_cast<unsigned long long>(m.entries), Bytes(m.bytes).c_str(),
-              static_cast<unsigned long long>(kind("cubin").entries),
-              Bytes(kind("cubin").bytes).c_str(),
-              static_cast<unsigned long long>(kind("tuning").entries),
-              Bytes(kind("tuning").bytes).c_str());
+  std::printf("wrote %s %s from %s\n", r->archive ? "archive" : "directory", Esc(r->out).c_str(),
+              Esc(source).c_str());
+  std::printf("selection: %s\n", Esc(m.selection).c_str());
+  std::printf(
+      "entries: %llu, %s: %llu kernels (%s), %llu tuning records (%s)\n",
+      static_cast<unsigned long long>(m.entries), Bytes(m.bytes).c_str(),
+      static_cast<unsigned long long>(kind("cubin").entries), Bytes(kind("cubin").bytes).c_str(),
+      static_cast<unsigned long long>(kind("tuning").entries), Bytes(kind("tuning").bytes).c_str());
   std::printf("keys: arch %s; nvrtc %s; abi %s; sources %s\n", Values(m, "arch").c_str(),
               Values(m, "nvrtc").c_str(), Values(m, "abi").c_str(), Values(m, "sources").c_str());
   for (const cache::BadEntry& bad : r->corrupt) {
-    std::printf("skipped corrupt: %s: %s\n", bad.path.c_str(), bad.reason.c_str());
+    std::printf("skipped corrupt: %s: %s\n", Esc(bad.path).c_str(), Esc(bad.reason).c_str());
   }
   for (const std::string& hex : r->missing) {
-    std::printf("MISSING %s [%s]\n", name_of[hex].c_str(), hex.c_str());
+    std::printf("MISSING %s [%s]\n", Esc(name_of[hex]).c_str(), Esc(hex).c_str());
   }
   if (!r->missing.empty()) {
-    std::printf("the bundle lacks %zu of the %zu kernels the manifests need: warm them first "
-                "(jitgemm-warmup --arch=... with the same --tuning and --sms)\n",
-                r->missing.size(), req.keys.size());
+    std::printf(
+        "the bundle lacks %zu of the %zu kernels the manifests need: warm them first "
+        "(jitgemm-warmup --arch=... with the same --tuning and --sms)\n",
+        r->missing.size(), req.keys.size());
   }
   return r->missing.empty() && invalid == 0 ? kExitOk : kExitProblems;
 }
@@ -223,17 +229,17 @@ int ImportCommand() {
   if (v.manifest.has_value()) {
     PrintManifest(*v.manifest);
   } else {
-    std::printf("note: %s; importing every sound entry\n", v.manifest_error.c_str());
+    std::printf("note: %s; importing every sound entry\n", Esc(v.manifest_error).c_str());
   }
   PrintProblems(v);
-  std::printf("imported %llu entries (%s) into %s; %llu already present; skipped %zu corrupt, "
-              "%zu unlisted; %zu listed but missing; %llu store failures\n",
-              static_cast<unsigned long long>(r->imported), Bytes(r->imported_bytes).c_str(),
-              c->root().c_str(), static_cast<unsigned long long>(r->already_present),
-              v.corrupt.size(), v.unlisted.size(), v.missing.size(),
-              static_cast<unsigned long long>(r->store_failures));
-  const bool clean = v.corrupt.empty() && v.unlisted.empty() && v.missing.empty() &&
-                     r->store_failures == 0;
+  std::printf(
+      "imported %llu entries (%s) into %s; %llu already present; skipped %zu corrupt, "
+      "%zu unlisted; %zu listed but missing; %llu store failures\n",
+      static_cast<unsigned long long>(r->imported), Bytes(r->imported_bytes).c_str(),
+      Esc(c->root()).c_str(), static_cast<unsigned long long>(r->already_present), v.corrupt.size(),
+      v.unlisted.size(), v.missing.size(), static_cast<unsigned long long>(r->store_failures));
+  const bool clean =
+      v.corrupt.empty() && v.unlisted.empty() && v.missing.empty() && r->store_failures == 0;
   return clean ? kExitOk : kExitProblems;
 }
 
@@ -251,19 +257,19 @@ int VerifyBundleCommand() {
   if (r->manifest.has_value()) {
     PrintManifest(*r->manifest);
   } else {
-    std::printf("%s\n", r->manifest_error.c_str());
+    std::printf("%s\n", Esc(r->manifest_error).c_str());
   }
   if (absl::GetFlag(FLAGS_list) && r->manifest.has_value()) {
     for (const auto& [path, file] : r->manifest->files) {
-      std::printf("  %s %llu %s\n", path.c_str(), static_cast<unsigned long long>(file.bytes),
-                  file.checksum.c_str());
+      std::printf("  %s %llu %s\n", Esc(path).c_str(), static_cast<unsigned long long>(file.bytes),
+                  Esc(file.checksum).c_str());
     }
   }
   PrintProblems(*r);
   std::printf("%s: %llu entries present, %llu sound (%s), %zu corrupt, %zu missing, %zu unlisted\n",
-              from.c_str(), static_cast<unsigned long long>(r->entries),
-              static_cast<unsigned long long>(r->valid), Bytes(r->bytes).c_str(),
-              r->corrupt.size(), r->missing.size(), r->unlisted.size());
+              Esc(from).c_str(), static_cast<unsigned long long>(r->entries),
+              static_cast<unsigned long long>(r->valid), Bytes(r->bytes).c_str(), r->corrupt.size(),
+              r->missing.size(), r->unlisted.size());
   if (!r->ok()) {
     std::printf("bundle FAILED verification\n");
     return kExitProblems;

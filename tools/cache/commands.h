@@ -8,12 +8,14 @@
 #define JITGEMM_TOOLS_CACHE_COMMANDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/strings/string_view.h"
+#include "cache/disk_cache.h"
 
 ABSL_DECLARE_FLAG(bool, remove_corrupt);
 ABSL_DECLARE_FLAG(std::string, max_bytes);
@@ -47,6 +49,12 @@ int VerifyBundleCommand();
 std::optional<uint64_t> ParseByteCount(absl::string_view text);
 // "1234567 bytes (1.2 MiB)".
 std::string Bytes(uint64_t bytes);
+// The cache a jitgemm process would use, opened read-only: commands that only
+// look create nothing, not even the root's folders.
+std::shared_ptr<cache::DiskCache> OpenForLooking();
+// `text` with control characters and bytes outside printable ASCII escaped
+// C-style: paths and names come from disks and bundles other people made.
+std::string Esc(absl::string_view text);
 // Prints "jitgemm-cache: <message>" to stderr.
 void Complain(absl::string_view message);
 

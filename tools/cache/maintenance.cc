@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +18,7 @@
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 #include "tools/cache/commands.h"
 
 namespace jitgemm::tools {
@@ -26,7 +28,20 @@ using cache::DiskCache;
 using cache::EntryKind;
 
 void Complain(absl::string_view message) {
-  std::fprintf(stderr, "jitgemm-cache: %s\n", std::string(message).c_str());
+  std::fprintf(stderr, "jitgemm-cache: %s\n", Esc(message).c_str());
+}
+
+std::string Esc(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
+      out.push_back(c);
+    } else {
+      absl::StrAppend(&out, absl::CHexEscape(absl::string_view(&c, 1)));
+    }
+  }
+  return out;
 }
 
 std::optional<uint64_t> ParseByteCount(absl::string_view text) {
@@ -141,11 +156,18 @@ bool WritableRootReadable(const DiskCache& c) {
 
 }  // namespace
 
+std::shared_ptr<DiskCache> OpenForLooking() {
+  cache::CacheSettings settings = cache::CacheSettings::FromEnvironment();
+  if (settings.mode == CacheMode::kReadWrite) settings.mode = CacheMode::kReadOnly;
+  return DiskCache::Open(std::move(settings));
+}
+
 int StatsCommand() {
-  std::shared_ptr<DiskCache> c = DiskCache::Default();
-  std::printf("root: %s\n", c->root().c_str());
-  std::printf("mode: %s (configured: %s)\n", cache::CacheModeName(c->mode()),
-              cache::CacheModeName(c->settings().mode));
+  std::shared_ptr<DiskCache> c = OpenForLooking();
+  const CacheMode configured = cache::CacheSettings::FromEnvironment().mode;
+  std::printf("root: %s\n", cache::QuotedForHumans(c->root()).c_str());
+  std::printf("mode: %s (configured: %s; looked at read-only)\n", cache::CacheModeName(c->mode()),
+              cache::CacheModeName(configured));
   std::printf("size cap: %s\n", Bytes(c->settings().max_bytes).c_str());
   std::printf("read-only roots: %s\n", c->readonly_roots().empty()
                                            ? "none"
@@ -153,7 +175,7 @@ int StatsCommand() {
   for (const std::string& ro : c->settings().readonly_roots) {
     if (std::find(c->readonly_roots().begin(), c->readonly_roots().end(), ro) ==
         c->readonly_roots().end()) {
-      std::printf("ignored read-only root: %s (see the warning above)\n", ro.c_str());
+      std::printf("ignored read-only root: %s (see the warning above)\n", Esc(ro).c_str());
     }
   }
   int status = kExitOk;
@@ -171,7 +193,7 @@ int StatsCommand() {
       continue;
     }
     for (int k = 0; k < 2; ++k) {
-      std::printf("| %s | %s | %s | %llu | %llu |\n", root.c_str(), tier.c_str(),
+      std::printf("| %s | %s | %s | %llu | %llu |\n", Esc(root).c_str(), tier.c_str(),
                   Kind(kKinds[k]).c_str(), static_cast<unsigned long long>(l->entries[k]),
                   static_cast<unsigned long long>(l->bytes[k]));
     }
@@ -202,8 +224,8 @@ int StatsCommand() {
 }
 
 int VerifyCommand() {
-  std::shared_ptr<DiskCache> c = DiskCache::Default();
   const bool remove = absl::GetFlag(FLAGS_remove_corrupt);
+  std::shared_ptr<DiskCache> c = remove ? DiskCache::Default() : OpenForLooking();
   std::vector<std::pair<std::string, bool>> roots;  // root, writable
   for (const std::string& ro : c->readonly_roots()) roots.push_back({ro, false});
   if (WritableRootReadable(*c)) roots.push_back({c->root(), true});
@@ -223,7 +245,7 @@ int VerifyCommand() {
       remaining += 1;
       continue;
     }
-    std::printf("| %s | %s | %llu | %llu | %zu |\n", root.c_str(),
+    std::printf("| %s | %s | %llu | %llu | %zu |\n", Esc(root).c_str(),
                 writable ? "writable" : "read-only", static_cast<unsigned long long>(r->entries),
                 static_cast<unsigned long long>(r->valid), r->corrupt.size());
     for (const cache::BadEntry& bad : r->corrupt) {
@@ -287,7 +309,8 @@ int PruneCommand() {
   }
   const uint64_t evicted = c->counters().evictions;
   std::printf("pruned %s to %s: removed %llu entries, %s; left %llu entries, %s\n",
-              c->root().c_str(), Bytes(max_bytes).c_str(), static_cast<unsigned long long>(evicted),
+              Esc(c->root()).c_str(), Bytes(max_bytes).c_str(),
+              static_cast<unsigned long long>(evicted),
               Bytes(before->bytes > after->bytes ? before->bytes - after->bytes : 0).c_str(),
               static_cast<unsigned long long>(after->entries), Bytes(after->bytes).c_str());
   return kExitOk;
@@ -306,7 +329,7 @@ int ClearCommand() {
     return kExitProblems;
   }
   if (before->entries == 0) {
-    std::printf("%s holds no entries; nothing to clear\n", c->root().c_str());
+    std::printf("%s holds no entries; nothing to clear\n", Esc(c->root()).c_str());
     return kExitOk;
   }
   if (!absl::GetFlag(FLAGS_yes)) {
@@ -317,7 +340,7 @@ int ClearCommand() {
     }
     std::printf("Remove all %llu entries (%s) from %s? [y/N] ",
                 static_cast<unsigned long long>(before->entries), Bytes(before->bytes).c_str(),
-                c->root().c_str());
+                Esc(c->root()).c_str());
     std::fflush(stdout);
     std::string answer;
     std::getline(std::cin, answer);
@@ -334,7 +357,7 @@ int ClearCommand() {
     Complain(absl::StrCat("clear: ", (!cleared.ok() ? cleared : after.status()).ToString()));
     return kExitProblems;
   }
-  std::printf("cleared %s: removed %llu entries, %s", c->root().c_str(),
+  std::printf("cleared %s: removed %llu entries, %s", Esc(c->root()).c_str(),
               static_cast<unsigned long long>(c->counters().evictions),
               Bytes(before->bytes > after->bytes ? before->bytes - after->bytes : 0).c_str());
   if (after->entries > 0) {
