@@ -32,7 +32,7 @@ using testing::RunTool;
 
 const std::string kCacheTool = JITGEMM_CACHE_TOOL_PATH;
 
-TEST(CacheToolTest, StatsAndVerifyCreateNothing) {
+TEST(CacheToolTrustTest, StatsAndVerifyCreateNothing) {
   ScratchDir dir;
   for (const char* command : {"stats", "verify"}) {
     RunResult r = RunTool({kCacheTool, command}, {{"JITGEMM_CACHE_DIR", dir.Sub("absent")}});
@@ -46,7 +46,7 @@ TEST(CacheToolTest, StatsAndVerifyCreateNothing) {
   EXPECT_TRUE(fs::is_empty(dir.Sub("etc"))) << r.output;
 }
 
-TEST(CacheToolTest, StatsOnARootOfAnotherUserCreatesNothing) {
+TEST(CacheToolTrustTest, StatsOnARootOfAnotherUserCreatesNothing) {
   SecondUser other;
   if (!other.unavailable().empty()) GTEST_SKIP() << other.unavailable();
   ScratchDir dir;
@@ -57,7 +57,7 @@ TEST(CacheToolTest, StatsOnARootOfAnotherUserCreatesNothing) {
   EXPECT_TRUE(fs::is_empty(dir.Sub("theirs"))) << r.output;
 }
 
-TEST(CacheToolTest, ImportOfADamagedManifestFailsWithAMessage) {
+TEST(CacheToolTrustTest, ImportOfADamagedManifestFailsWithAMessage) {
   ScratchDir dir;
   cache::Fill(dir.Sub("cache"), 2);
   ASSERT_TRUE(
@@ -72,7 +72,7 @@ TEST(CacheToolTest, ImportOfADamagedManifestFailsWithAMessage) {
   EXPECT_TRUE(FilesUnder(dir.Sub("target")).empty()) << r.output;
 }
 
-TEST(CacheToolTest, PrintedNamesAreEscaped) {
+TEST(CacheToolTrustTest, PrintedNamesAreEscaped) {
   ScratchDir dir;
   const std::string evil = dir.Sub("a\nb\x1b[2J");
   RunResult r = RunTool({kCacheTool, "stats"}, {{"JITGEMM_CACHE_DIR", evil}});

@@ -36,8 +36,8 @@ namespace fs = std::filesystem;
 using cache::testing::ScratchDir;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using testing::RunTool;
 using testing::RunResult;
+using testing::RunTool;
 
 const std::string kWarmup = JITGEMM_WARMUP_PATH;
 const std::string kCacheTool = JITGEMM_CACHE_TOOL_PATH;
@@ -108,10 +108,10 @@ class ToolsTest : public ::testing::Test {
   void Warm(const std::string& cache, const std::vector<std::string>& manifests) {
     if (!jit::NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC cannot be loaded here: nothing to warm";
     const auto start = std::chrono::steady_clock::now();
-    warm_ = RunTool(Args({kWarmup, "--arch=sm_90a", "--jobs=2", "--tuning=heuristic",
-                          "--progress=false"},
-                         manifests),
-                    {{"JITGEMM_CACHE_DIR", cache}});
+    warm_ = RunTool(
+        Args({kWarmup, "--arch=sm_90a", "--jobs=2", "--tuning=heuristic", "--progress=false"},
+             manifests),
+        {{"JITGEMM_CACHE_DIR", cache}});
     warm_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_EQ(warm_.exit_code, 0) << warm_.output;
   }
@@ -131,9 +131,9 @@ RunResult CheckSeeds(const std::string& writable, const std::string& readonly) {
                                             {"JITGEMM_JIT", "off"}};
   if (!readonly.empty()) env["JITGEMM_CACHE_READONLY_DIRS"] = readonly;
   return RunTool(Args({kWarmup, "--check", "--arch=sm_90a", "--jobs=2", "--tuning=heuristic",
-                   "--progress=false"},
-                  SeedManifests()),
-             env);
+                       "--progress=false"},
+                      SeedManifests()),
+                 env);
 }
 
 // "| sm_90a | problems | invalid | kernels | found | missing | time |".
@@ -158,27 +158,27 @@ TEST_F(ToolsTest, CiScenarioBundleReadOnlyJitOffZeroCompiles) {
   if (IsSkipped() || HasFatalFailure()) return;
   const std::set<std::string> expected = ExpectedKernels(seeds);
   ASSERT_FALSE(expected.empty());
-  EXPECT_THAT(warm_.output, HasSubstr(absl::StrCat("| ", expected.size(), " | ", expected.size(),
-                                                    " | 0 | 0 |")));
+  EXPECT_THAT(warm_.output,
+              HasSubstr(absl::StrCat("| ", expected.size(), " | ", expected.size(), " | 0 | 0 |")));
   std::printf("warmed %zu kernels for sm_90a in %.1f s\n", expected.size(), warm_seconds_);
 
   const std::string manifests = absl::StrJoin(seeds, ",");
   const std::map<std::string, std::string> env = {{"JITGEMM_CACHE_DIR", Cache()}};
   for (const std::string& out : {Sub("bundle"), Sub("bundle.tar")}) {
     RunResult r = RunTool({kCacheTool, "export", "--out=" + out, "--manifest=" + manifests,
-                       "--arch=sm_90a", "--tuning=heuristic"},
-                      env);
+                           "--arch=sm_90a", "--tuning=heuristic"},
+                          env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr(absl::StrCat("entries: ", expected.size())));
   }
   EXPECT_EQ(EntriesUnder(Sub("bundle")), expected);
-  RunResult v = RunTool({kCacheTool, "verify-bundle", "--from=" + Sub("bundle.tar"), "--arch=sm_90a"},
-                    {});
+  RunResult v =
+      RunTool({kCacheTool, "verify-bundle", "--from=" + Sub("bundle.tar"), "--arch=sm_90a"}, {});
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_THAT(v.output, HasSubstr("bundle OK"));
   // The archive, unpacked by the tool itself.
-  RunResult unpack =
-      RunTool({kCacheTool, "export", "--from=" + Sub("bundle.tar"), "--out=" + Sub("unpacked")}, {});
+  RunResult unpack = RunTool(
+      {kCacheTool, "export", "--from=" + Sub("bundle.tar"), "--out=" + Sub("unpacked")}, {});
   ASSERT_EQ(unpack.exit_code, 0) << unpack.output;
 
   // Deployed read-only: a new process, empty writable root, JIT off.
@@ -195,11 +195,23 @@ TEST_F(ToolsTest, CiScenarioBundleReadOnlyJitOffZeroCompiles) {
   }
 
   // Imported into a writable cache instead: also zero compiles.
-  RunResult imported =
-      RunTool({kCacheTool, "import", "--from=" + Sub("bundle.tar")}, {{"JITGEMM_CACHE_DIR", Sub("imported")}});
+  RunResult imported = RunTool({kCacheTool, "import", "--from=" + Sub("bundle.tar")},
+                               {{"JITGEMM_CACHE_DIR", Sub("imported")}});
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr(absl::StrCat("imported ", expected.size(), " entries")));
   ExpectAllFound(CheckSeeds(Sub("imported"), ""), expected.size());
+}
+
+// Issue 19, item 5: a cap below the working set reported "N stores" and exit
+// 0 with nothing left on disk.
+TEST_F(ToolsTest, SizeCapThatCannotHoldTheWarmUpSaysSo) {
+  if (!jit::NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC cannot be loaded here: nothing to warm";
+  RunResult r = RunTool(
+      {kWarmup, "--arch=sm_90a", "--jobs=2", "--tuning=heuristic", "--progress=false", Seed003()},
+      {{"JITGEMM_CACHE_DIR", Cache()}, {"JITGEMM_CACHE_MAX_BYTES", "0"}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot hold what this warm-up stored"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr(" 0 evictions")));
 }
 
 TEST_F(ToolsTest, CheckReportsMissingKernels) {
@@ -249,25 +261,26 @@ TEST_F(ToolsTest, ManifestSubsetExportHoldsExactlyItsKernels) {
   ASSERT_LT(expected.size(), EntriesUnder(Cache()).size());  // a real subset
 
   const std::map<std::string, std::string> env = {{"JITGEMM_CACHE_DIR", copy}};
-  RunResult r = RunTool({kCacheTool, "export", "--out=" + Sub("subset.tar"), "--manifest=" + seed003,
-                     "--arch=sm_90a", "--tuning=heuristic", "--tuning-records=false"},
-                    env);
+  RunResult r =
+      RunTool({kCacheTool, "export", "--out=" + Sub("subset.tar"), "--manifest=" + seed003,
+               "--arch=sm_90a", "--tuning=heuristic", "--tuning-records=false"},
+              env);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = RunTool({kCacheTool, "export", "--from=" + Sub("subset.tar"), "--out=" + Sub("subset")}, {});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(EntriesUnder(Sub("subset")), expected);
 
   r = RunTool({kCacheTool, "export", "--out=" + Sub("subset-tuned"), "--manifest=" + seed003,
-           "--arch=sm_90a", "--tuning=heuristic"},
-          env);
+               "--arch=sm_90a", "--tuning=heuristic"},
+              env);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expected.insert(cache::EntryRelativePath(cache::EntryKind::kTuningRecord, ours));
   EXPECT_EQ(EntriesUnder(Sub("subset-tuned")), expected);
 
   // Kernels of an arch nobody warmed: reported, exit 1.
-  r = RunTool({kCacheTool, "export", "--out=" + Sub("sm80"), "--manifest=" + seed003, "--arch=sm_80",
-           "--tuning=heuristic"},
-          env);
+  r = RunTool({kCacheTool, "export", "--out=" + Sub("sm80"), "--manifest=" + seed003,
+               "--arch=sm_80", "--tuning=heuristic"},
+              env);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("MISSING"));
   EXPECT_THAT(r.output, HasSubstr("warm them first"));
@@ -327,8 +340,8 @@ TEST(CacheToolTest, StatsVerifyPruneClear) {
   const uint64_t cap = f.sizes[3] + f.sizes[4] + f.sizes[5];
   r = RunTool({kCacheTool, "prune", absl::StrCat("--max-bytes=", cap)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(absl::StrCat("removed 2 entries, ", f.sizes[1] + f.sizes[2],
-                                               " bytes")));
+  EXPECT_THAT(r.output,
+              HasSubstr(absl::StrCat("removed 2 entries, ", f.sizes[1] + f.sizes[2], " bytes")));
   EXPECT_THAT(r.output, HasSubstr(absl::StrCat("left 3 entries, ", cap, " bytes")));
   EXPECT_FALSE(cache::testing::Exists(f.paths[1]));
   EXPECT_FALSE(cache::testing::Exists(f.paths[2]));
@@ -359,7 +372,7 @@ TEST(CacheToolTest, ImportSkipsCorruptEntriesAndSaysSo) {
   ScratchDir dir;
   const Filled f = Fill(dir.Sub("cache"), 4);
   RunResult r = RunTool({kCacheTool, "export", "--out=" + dir.Sub("b")},
-                    {{"JITGEMM_CACHE_DIR", dir.Sub("cache")}});
+                        {{"JITGEMM_CACHE_DIR", dir.Sub("cache")}});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string victim =
       dir.Sub("b/" + cache::EntryRelativePath(cache::EntryKind::kCubin, f.keys[2]));
@@ -370,7 +383,8 @@ TEST(CacheToolTest, ImportSkipsCorruptEntriesAndSaysSo) {
   r = RunTool({kCacheTool, "verify-bundle", "--from=" + dir.Sub("b")}, {});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("corrupt: " + victim));
-  r = RunTool({kCacheTool, "import", "--from=" + dir.Sub("b")}, {{"JITGEMM_CACHE_DIR", dir.Sub("new")}});
+  r = RunTool({kCacheTool, "import", "--from=" + dir.Sub("b")},
+              {{"JITGEMM_CACHE_DIR", dir.Sub("new")}});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("imported 3 entries"));
   EXPECT_THAT(r.output, HasSubstr("skipped 1 corrupt"));

@@ -14,6 +14,7 @@
 // process with JITGEMM_JIT=off takes (memory, read-only roots, writable root)
 // and reports found / missing with the counters; exits 1 if any is missing.
 // See docs/deploying.md.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +33,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cache/disk_cache.h"
+#include "cache/layout.h"
+#include "cache/log.h"
 #include "jit/disk_tier.h"
 #include "jit/kernel_store.h"
 #include "tools/warmup/manifest_kernels.h"
@@ -59,6 +62,21 @@ enum class Outcome { kCompiled, kCached, kFailed };
 const char* OutcomeWord(Outcome o, bool check) {
   if (check) return o == Outcome::kFailed ? "MISSING " : "found   ";
   return o == Outcome::kCompiled ? "compiled" : o == Outcome::kCached ? "cached  " : "FAILED  ";
+}
+
+// How many of `tasks`' kernels have no entry in the writable root.
+int KernelsNotOnDisk(cache::DiskCache& cache, const std::vector<tools::ManifestKernel>& tasks,
+                     const std::string& arch) {
+  int missing = 0;
+  for (const tools::ManifestKernel& t : tasks) {
+    absl::StatusOr<cache::CacheKey> key = tools::KernelCacheKey(t.source, arch);
+    struct stat st;
+    if (!key.ok() ||
+        ::stat(cache::EntryPath(cache.root(), cache::EntryKind::kCubin, *key).c_str(), &st) != 0) {
+      ++missing;
+    }
+  }
+  return missing;
 }
 
 int Main(int argc, char** argv) {
@@ -132,11 +150,11 @@ int Main(int argc, char** argv) {
         const size_t n = ++done;
         std::lock_guard<std::mutex> lock(print_mu);
         if (!r.ok()) {
-          std::fprintf(stderr, "%s%s %s (%s, %s): %s\n", tty ? "\r\033[K" : "",
-                       check ? "MISSING" : "FAILED", tasks[i].source.kernel_name.c_str(),
-                       tasks[i].problem.c_str(), tasks[i].manifest.c_str(),
-                       check ? std::string(r.status().message()).c_str()
-                             : r.status().ToString().c_str());
+          std::fprintf(
+              stderr, "%s%s %s (%s, %s): %s\n", tty ? "\r\033[K" : "", check ? "MISSING" : "FAILED",
+              tasks[i].source.kernel_name.c_str(), tasks[i].problem.c_str(),
+              tasks[i].manifest.c_str(),
+              check ? std::string(r.status().message()).c_str() : r.status().ToString().c_str());
         }
         if (!progress) continue;
         if (tty) {
@@ -177,16 +195,16 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long long>(store.compiles),
                 static_cast<unsigned long long>(store.disk_hits),
                 static_cast<unsigned long long>(store.memory_hits));
-    std::printf("cache: %s (%s), read-only roots %s: %llu hits, %llu misses, %llu corrupt, "
-                "%llu stores\n",
-                cache->root().c_str(), cache::CacheModeName(cache->mode()),
-                cache->readonly_roots().empty()
-                    ? "none"
-                    : absl::StrJoin(cache->readonly_roots(), ":").c_str(),
-                static_cast<unsigned long long>(counters.hits),
-                static_cast<unsigned long long>(counters.misses),
-                static_cast<unsigned long long>(counters.corrupt),
-                static_cast<unsigned long long>(counters.stores));
+    std::printf(
+        "cache: %s (%s), read-only roots %s: %llu hits, %llu misses, %llu corrupt, "
+        "%llu stores\n",
+        cache->root().c_str(), cache::CacheModeName(cache->mode()),
+        cache->readonly_roots().empty() ? "none"
+                                        : absl::StrJoin(cache->readonly_roots(), ":").c_str(),
+        static_cast<unsigned long long>(counters.hits),
+        static_cast<unsigned long long>(counters.misses),
+        static_cast<unsigned long long>(counters.corrupt),
+        static_cast<unsigned long long>(counters.stores));
     std::printf("%s\n", failed + invalid > 0 ? "check FAILED" : "check passed");
     return failed + invalid > 0 ? 1 : 0;
   }
@@ -199,17 +217,28 @@ int Main(int argc, char** argv) {
       "\n| arch | problems | invalid | kernels | compiled | already cached | failed | time | "
       "compile ms median (min-max) |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  std::printf("| %s | %d | %d | %zu | %d | %d | %d | %.1f s | %s |\n", arch.c_str(), problems,
-              invalid, tasks.size(), compiled, cached, failed, seconds,
-              ms.empty() ? "-"
-                         : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(),
-                                           ms.back())
-                               .c_str());
-  std::printf("cache: %s (%s), %llu stores, %llu store failures\n", cache->root().c_str(),
-              cache::CacheModeName(cache->mode()),
+  std::printf(
+      "| %s | %d | %d | %zu | %d | %d | %d | %.1f s | %s |\n", arch.c_str(), problems, invalid,
+      tasks.size(), compiled, cached, failed, seconds,
+      ms.empty()
+          ? "-"
+          : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(), ms.back()).c_str());
+  std::printf("cache: %s (%s), %llu stores, %llu store failures, %llu evictions\n",
+              cache::QuotedForHumans(cache->root()).c_str(), cache::CacheModeName(cache->mode()),
               static_cast<unsigned long long>(counters.stores),
-              static_cast<unsigned long long>(counters.store_failures));
-  return failed + invalid > 0 ? 1 : 0;
+              static_cast<unsigned long long>(counters.store_failures),
+              static_cast<unsigned long long>(counters.evictions));
+  // A cap below the working set evicts what was just stored: say so, or the
+  // warm-up looks done while the disk holds nothing.
+  const int evicted = counters.evictions > 0 ? KernelsNotOnDisk(*cache, tasks, arch) : 0;
+  if (evicted > 0) {
+    std::printf(
+        "the size cap (%llu bytes, JITGEMM_CACHE_MAX_BYTES) cannot hold what this warm-up "
+        "stored: %llu entries evicted, %d of %zu kernels no longer on disk\n",
+        static_cast<unsigned long long>(cache->settings().max_bytes),
+        static_cast<unsigned long long>(counters.evictions), evicted, tasks.size());
+  }
+  return failed + invalid + evicted > 0 ? 1 : 0;
 }
 
 }  // namespace
