@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cache/bundle_io.h"
+#include "cache/bundle_signature.h"
 #include "cache/layout.h"
 #include "cache/log.h"
 
@@ -68,6 +70,33 @@ BundleVerifyReport WalkBundle(const Source& source, Use use) {
     }
   }
   return report;
+}
+
+// Fills the report's signature fields; with `keys`, a missing or bad
+// signature is an error there.
+void CheckSignature(const Source& source, const TrustedKeys* keys, BundleVerifyReport* report) {
+  if (!source.signature().has_value()) {
+    report->signature = "unsigned";
+    if (keys != nullptr) {
+      report->signature_error = absl::StrCat("it is not signed (no ", kBundleSignatureFile,
+                                             ") and JITGEMM_CACHE_TRUSTED_KEYS is set");
+    }
+    return;
+  }
+  const std::vector<absl::string_view> fields = absl::StrSplit(*source.signature(), ' ');
+  report->signature = fields.size() >= 3 ? absl::StrCat("signed by ed25519 ", fields[2])
+                                         : std::string("a malformed signature");
+  if (keys == nullptr) return;
+  if (!source.manifest().has_value()) {
+    report->signature_error = "its manifest is unreadable, so its signature cannot be checked";
+    return;
+  }
+  absl::Status verified = keys->Verify(source.manifest_text(), *source.signature());
+  if (verified.ok()) {
+    absl::StrAppend(&report->signature, " (trusted here)");
+  } else {
+    report->signature_error = std::string(verified.message());
+  }
 }
 
 }  // namespace
@@ -158,15 +187,26 @@ absl::StatusOr<ExportReport> ExportBundle(const ExportRequest& request, Env* env
     m.key_fields[field] = std::vector<std::string>(values.begin(), values.end());
   }
   for (EntryKind kind : kAllEntryKinds) m.kinds[EntryKindName(kind)];  // zeros listed too
-  absl::Status finished = (*sink)->Finish(m.ToJson(), BundleReadme(m));
+  const std::string manifest = m.ToJson();
+  std::string signature;
+  if (!request.sign_key_pem.empty()) {
+    absl::StatusOr<std::string> signed_text = SignManifest(manifest, request.sign_key_pem);
+    if (!signed_text.ok()) return signed_text.status();
+    signature = std::move(signed_text).value();
+  }
+  absl::Status finished = (*sink)->Finish(manifest, BundleReadme(m), signature);
   if (!finished.ok()) return finished;
   return report;
 }
 
-absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env) {
+absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env,
+                                                const TrustedKeys* keys) {
   absl::StatusOr<std::unique_ptr<Source>> source = OpenBundle(env, from);
   if (!source.ok()) return source.status();
-  return WalkBundle(**source, [](const EntryFileInfo&, std::string_view, const EntryView&) {});
+  BundleVerifyReport report =
+      WalkBundle(**source, [](const EntryFileInfo&, std::string_view, const EntryView&) {});
+  CheckSignature(**source, keys, &report);
+  return report;
 }
 
 absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& cache, Env* env) {
@@ -183,6 +223,14 @@ absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& ca
   if (!(*source)->manifest().has_value() && !(*source)->manifest_absent()) {
     return absl::DataLossError(absl::StrCat("not importing from ", QuotedForHumans(from), ": ",
                                             (*source)->manifest_error()));
+  }
+  if (const TrustedKeys* keys = cache.trusted_keys(); keys != nullptr) {
+    BundleVerifyReport signature;
+    CheckSignature(**source, keys, &signature);
+    if (!signature.signature_error.empty()) {
+      return absl::PermissionDeniedError(absl::StrCat("not importing from ", QuotedForHumans(from),
+                                                      ": ", signature.signature_error));
+    }
   }
   ImportReport report;
   report.verify = WalkBundle(

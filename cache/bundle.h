@@ -47,6 +47,7 @@
 #include "absl/time/time.h"
 #include "cache/bundle_io.h"
 #include "cache/bundle_manifest.h"
+#include "cache/bundle_signature.h"
 #include "cache/disk_cache.h"
 #include "cache/entry.h"
 #include "cache/entry_listing.h"
@@ -82,6 +83,9 @@ struct ExportRequest {
   std::vector<std::string> manifests;
   absl::Time created_at = absl::Now();
   std::vector<std::string> key_fields = DefaultBundleKeyFields();
+  // An Ed25519 private key in PEM: the manifest is signed with it
+  // (cache/bundle_signature.h). Empty: an unsigned bundle.
+  std::string sign_key_pem;
 };
 
 struct ExportReport {
@@ -111,17 +115,24 @@ struct BundleVerifyReport {
   std::vector<BadEntry> corrupt;      // bad bytes, or differing from the manifest
   std::vector<std::string> missing;   // listed in the manifest, not present
   std::vector<std::string> unlisted;  // present, not in the manifest
+  std::string signature;              // "unsigned", "signed by ed25519 <hex>[ (trusted here)]"
+  std::string signature_error;        // with trusted keys: why the signature is refused
   std::vector<std::string> ignored;   // other members of an archive
 
-  // A manifest, and every listed entry present and sound, nothing unlisted.
+  // A manifest, and every listed entry present and sound, nothing unlisted,
+  // and (with trusted keys) a signature by one of them.
   bool ok() const {
-    return manifest.has_value() && corrupt.empty() && missing.empty() && unlisted.empty();
+    return manifest.has_value() && corrupt.empty() && missing.empty() && unlisted.empty() &&
+           signature_error.empty();
   }
 };
 
 // Checks a bundle directory or archive. Errors only when it cannot be read
 // at all (absent, or an archive rejected by TarReader).
-absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env);
+// With `keys`, the bundle must also carry a signature of its manifest by one
+// of them (signature_error otherwise).
+absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env,
+                                                const TrustedKeys* keys = nullptr);
 
 struct ImportReport {
   BundleVerifyReport verify;  // what the bundle held (valid = importable)
@@ -133,7 +144,10 @@ struct ImportReport {
 
 // Publishes every entry VerifyBundle calls sound into `cache`'s writable
 // root, through DiskCache::Store (temp file, fsync, rename); everything else
-// is skipped and reported. FailedPrecondition unless `cache` is readwrite.
+// is skipped and reported. FailedPrecondition unless `cache` is readwrite;
+// DataLoss, importing nothing, if the manifest is there but damaged; with
+// `cache.trusted_keys()`, PermissionDenied, importing nothing, unless one of
+// them signed the manifest.
 absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& cache,
                                           Env* env = Env::Default());
 

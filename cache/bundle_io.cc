@@ -43,6 +43,7 @@ void Source::SetManifest(absl::StatusOr<std::string> text) {
     manifest_error_ = absl::StrCat(kBundleManifestFile, ": ", text.status().message());
     return;
   }
+  manifest_text_ = *text;
   absl::StatusOr<BundleManifest> m = BundleManifest::FromJson(*text);
   if (m.ok()) {
     manifest_ = std::move(m).value();
@@ -52,30 +53,6 @@ void Source::SetManifest(absl::StatusOr<std::string> text) {
 }
 
 namespace {
-
-// The manifest (and its signature, if any) of the bundle directory `dir`:
-// never through a symlink, never a FIFO, at most kMaxBundleManifestBytes,
-// and owned and moded like the bundle's folders.
-absl::StatusOr<std::string> ReadManifestFile(Env* env, const std::string& dir,
-                                             std::optional<std::string>* signature) {
-  for (const char* name : {kBundleSignatureFile, kBundleManifestFile}) {
-    const std::string path = JoinPath(dir, name);
-    absl::StatusOr<std::vector<FileInfo>> infos =
-        CheckTrustedFolders(env, dir, name, RootUse::kReadOnly, /*last_is_file=*/true);
-    if (!infos.ok()) return infos.status();
-    if (infos->size() != 2) {
-      if (name == std::string(kBundleSignatureFile)) continue;  // unsigned
-      return absl::NotFoundError(absl::StrCat(QuotedForHumans(path), " does not exist"));
-    }
-    absl::Status s = CheckTrustedFile(infos->back(), path, RootUse::kReadOnly, infos->front().uid);
-    if (!s.ok()) return s;
-    absl::StatusOr<std::string> text = env->ReadFile(path, kMaxBundleManifestBytes);
-    if (!text.ok()) return text.status();
-    if (name != std::string(kBundleSignatureFile)) return text;
-    *signature = std::move(text).value();
-  }
-  return absl::InternalError("unreachable");
-}
 
 class DirSource : public Source {
  public:
@@ -95,7 +72,15 @@ class DirSource : public Source {
         ListEntryFiles(env, dir, RootUse::kReadOnly);
     if (!entries.ok()) return entries.status();
     source->entries_ = std::move(entries).value();
-    if (is_bundle) source->SetManifest(ReadManifestFile(env, dir, &source->signature_));
+    if (is_bundle) {
+      absl::StatusOr<BundleManifestFiles> files = ReadBundleManifestFiles(env, dir);
+      if (files.ok()) {
+        source->signature_ = std::move(files->signature);
+        source->SetManifest(std::move(files->manifest));
+      } else {
+        source->SetManifest(files.status());
+      }
+    }
     return std::unique_ptr<Source>(std::move(source));
   }
 
@@ -139,7 +124,7 @@ class TarSource : public Source {
         e.size = m.size;
         source->member_of_[m.name] = i;
         source->entries_.push_back(std::move(e));
-      } else if (m.name != kBundleReadmeFile) {
+      } else if (m.name != kBundleReadmeFile && m.name != kBundleSignatureFile) {
         source->ignored_.push_back(m.name);
       }
     }
@@ -220,8 +205,12 @@ class DirSink : public Sink {
     return WriteWholeFile(env_, path, bytes);
   }
 
-  absl::Status Finish(const std::string& manifest, const std::string& readme) override {
+  absl::Status Finish(const std::string& manifest, const std::string& readme,
+                      const std::string& signature) override {
     absl::Status s = WriteWholeFile(env_, JoinPath(staging_, kBundleReadmeFile), readme);
+    if (s.ok() && !signature.empty()) {
+      s = WriteWholeFile(env_, JoinPath(staging_, kBundleSignatureFile), signature);
+    }
     if (s.ok()) s = WriteWholeFile(env_, JoinPath(staging_, kBundleManifestFile), manifest);
     for (const std::string& dir : dirs_) {
       if (s.ok()) env_->SyncDir(dir).IgnoreError();
@@ -261,8 +250,10 @@ class TarSink : public Sink {
     return writer_->AddFile(relative_path, bytes);
   }
 
-  absl::Status Finish(const std::string& manifest, const std::string& readme) override {
+  absl::Status Finish(const std::string& manifest, const std::string& readme,
+                      const std::string& signature) override {
     absl::Status s = writer_->AddFile(kBundleReadmeFile, readme);
+    if (s.ok() && !signature.empty()) s = writer_->AddFile(kBundleSignatureFile, signature);
     if (s.ok()) s = writer_->AddFile(kBundleManifestFile, manifest);
     if (s.ok()) s = writer_->Finish();
     return s;

@@ -42,6 +42,8 @@ class Source {
   const std::string& manifest_error() const { return manifest_error_; }
   // No manifest at all (a plain cache root), as opposed to a damaged one.
   bool manifest_absent() const { return manifest_absent_; }
+  // The manifest's exact bytes, which a signature covers.
+  const std::string& manifest_text() const { return manifest_text_; }
   // The text of jitgemm-bundle.sig, if the bundle has one.
   const std::optional<std::string>& signature() const { return signature_; }
   const std::vector<std::string>& ignored() const { return ignored_; }
@@ -54,6 +56,7 @@ class Source {
   std::optional<BundleManifest> manifest_;
   std::string manifest_error_;
   bool manifest_absent_ = false;
+  std::string manifest_text_;
   std::optional<std::string> signature_;
   std::vector<std::string> ignored_;
 };
@@ -68,8 +71,10 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual absl::Status Add(const std::string& relative_path, std::string_view bytes) = 0;
-  // Writes README.txt, then the manifest (last: its presence marks a whole bundle).
-  virtual absl::Status Finish(const std::string& manifest, const std::string& readme) = 0;
+  // Writes README.txt, the signature if not empty, then the manifest (last:
+  // its presence marks a whole bundle).
+  virtual absl::Status Finish(const std::string& manifest, const std::string& readme,
+                              const std::string& signature) = 0;
 };
 
 // A directory (must not exist, or be empty) or, for a path ending in ".tar",

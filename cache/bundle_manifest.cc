@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cache/entry_listing.h"
+#include "cache/folder_trust.h"
 #include "cache/json_fields.h"
 #include "cache/log.h"
 
@@ -107,6 +108,27 @@ absl::StatusOr<BundleManifest> BundleManifest::FromJson(std::string_view json) {
     }
   }
   return m;
+}
+
+absl::StatusOr<BundleManifestFiles> ReadBundleManifestFiles(Env* env, const std::string& dir) {
+  BundleManifestFiles out;
+  for (const char* name : {kBundleSignatureFile, kBundleManifestFile}) {
+    const bool is_signature = name == std::string(kBundleSignatureFile);
+    const std::string path = JoinPath(dir, name);
+    absl::StatusOr<std::vector<FileInfo>> infos =
+        CheckTrustedFolders(env, dir, name, RootUse::kReadOnly, /*last_is_file=*/true);
+    if (!infos.ok()) return infos.status();
+    if (infos->size() != 2) {
+      if (is_signature) continue;  // unsigned
+      return absl::NotFoundError(absl::StrCat(QuotedForHumans(path), " does not exist"));
+    }
+    absl::Status s = CheckTrustedFile(infos->back(), path, RootUse::kReadOnly, infos->front().uid);
+    if (!s.ok()) return s;
+    absl::StatusOr<std::string> text = env->ReadFile(path, kMaxBundleManifestBytes);
+    if (!text.ok()) return text.status();
+    (is_signature ? out.signature.emplace() : out.manifest) = std::move(text).value();
+  }
+  return out;
 }
 
 std::string BundleReadme(const BundleManifest& m) {

@@ -12,11 +12,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cache/env.h"
 
 namespace jitgemm::cache {
 
@@ -72,6 +74,16 @@ inline const std::vector<std::string>& DefaultBundleKeyFields() {
       new std::vector<std::string>{"abi", "nvrtc", "arch", "sources"};
   return *fields;
 }
+
+struct BundleManifestFiles {
+  std::string manifest;
+  std::optional<std::string> signature;  // absent: an unsigned bundle
+};
+// Reads <dir>/jitgemm-bundle.json and, if present, jitgemm-bundle.sig: never
+// through a symlink, never a FIFO or device, at most kMaxBundleManifestBytes,
+// and owned and moded as the folder-trust rule asks of a read-only root
+// (cache/folder_trust.h). NotFound if there is no manifest.
+absl::StatusOr<BundleManifestFiles> ReadBundleManifestFiles(Env* env, const std::string& dir);
 
 }  // namespace jitgemm::cache
 

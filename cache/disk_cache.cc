@@ -45,6 +45,7 @@ std::shared_ptr<DiskCache> DiskCache::Default() {
 void DiskCache::CheckRoots() {
   for (const std::string& problem : settings_.problems) LogCacheWarning(problem);
   if (settings_.mode == CacheMode::kOff) return;
+  LoadTrustedKeys();
   CheckReadOnlyRoots();
   mode_ = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
   CheckWritableRoot();
@@ -60,7 +61,7 @@ void DiskCache::CheckReadOnlyRoots() {
       absent.push_back(ro);
       continue;
     }
-    if (trusted.ok()) trusted = CheckSignedRoot(ro);
+    if (trusted.ok() && trusted_keys_.has_value()) trusted = CheckSignedRoot(ro);
     if (trusted.ok()) {
       readonly_roots_.push_back(ro);
       continue;

@@ -45,6 +45,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cache/bundle_manifest.h"
+#include "cache/bundle_signature.h"
 #include "cache/entry.h"
 #include "cache/entry_listing.h"
 #include "cache/env.h"
@@ -126,6 +128,12 @@ class DiskCache {
   // The read-only roots that passed the checks at Open.
   const std::vector<std::string>& readonly_roots() const { return readonly_roots_; }
   const CacheSettings& settings() const { return settings_; }
+  // The keys of settings().trusted_keys, loaded at Open; nullptr when none
+  // were configured. Configured keys that fail to load leave an empty set,
+  // which trusts nothing: a typo must not turn the check off.
+  const TrustedKeys* trusted_keys() const {
+    return trusted_keys_.has_value() ? &*trusted_keys_ : nullptr;
+  }
 
   // Evicts least recently used entries (oldest mtime first, then by path)
   // from the writable root until their file sizes sum to at most `max_bytes`.
@@ -157,6 +165,9 @@ class DiskCache {
   // The first failure distrusts the root for good, with one warning.
   bool WritableRootTrusted(absl::string_view relative, bool last_is_file,
                            std::vector<FileInfo>* infos);
+  // Sets trusted_keys_ from settings_.trusted_keys, warning about any that
+  // cannot be loaded.
+  void LoadTrustedKeys();
   // With trusted keys: a read-only root must be a bundle whose manifest one
   // of them signed (cache/bundle_signature.h); remembers its listing.
   absl::Status CheckSignedRoot(const std::string& root);
@@ -196,8 +207,9 @@ class DiskCache {
   // Set when a folder of the writable root fails the trust rule after Open.
   std::atomic<bool> distrusted_{false};
   // With trusted keys: each signed read-only root's listing, relative path
-  // -> "<bytes> <checksum>"; written only by Open.
-  std::map<std::string, std::map<std::string, std::string>> signed_listings_;
+  // -> size and checksum; written only by Open.
+  std::map<std::string, std::map<std::string, BundleFile>> signed_listings_;
+  std::optional<TrustedKeys> trusted_keys_;
 
   SingleFlight flights_;
 

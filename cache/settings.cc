@@ -128,6 +128,11 @@ CacheSettings SettingsFromVariables(const GetEnvFunction& getenv) {
       s.readonly_roots.emplace_back(dir);
     }
   }
+  if (std::optional<std::string> v = getenv("JITGEMM_CACHE_TRUSTED_KEYS")) {
+    for (absl::string_view file : absl::StrSplit(*v, ':', absl::SkipEmpty())) {
+      s.trusted_keys.emplace_back(file);
+    }
+  }
   if (std::optional<std::string> v = getenv("JITGEMM_CACHE_MAX_BYTES"); v && !v->empty()) {
     if (std::optional<uint64_t> bytes = ParseBytes(*v)) {
       s.max_bytes = *bytes;

@@ -1,11 +1,18 @@
 // jitgemm-cache export, import, verify-bundle: moving entries between
 // machines (cache/bundle.h).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -14,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cache/bundle.h"
+#include "cache/bundle_signature.h"
 #include "cache/disk_cache.h"
 #include "jit/disk_tier.h"
 #include "jit/specializer.h"
@@ -60,6 +68,10 @@ void PrintManifest(const BundleManifest& m) {
 }
 
 void PrintProblems(const cache::BundleVerifyReport& r) {
+  std::printf("signature: %s\n", Esc(r.signature).c_str());
+  if (!r.signature_error.empty()) {
+    std::printf("signature refused: %s\n", Esc(r.signature_error).c_str());
+  }
   for (const cache::BadEntry& bad : r.corrupt) {
     std::printf("corrupt: %s: %s\n", Esc(bad.path).c_str(), Esc(bad.reason).c_str());
   }
@@ -174,6 +186,14 @@ int ExportCommand() {
         req.tuning_filter ? ", with their tuning records" : "");
     for (const std::string& m : manifests) req.manifests.push_back(BaseName(m));
   }
+  if (const std::string key_file = absl::GetFlag(FLAGS_sign_key); !key_file.empty()) {
+    absl::StatusOr<std::string> pem = cache::Env::Default()->ReadFile(key_file, 64 << 10);
+    if (!pem.ok()) {
+      Complain(absl::StrCat("--sign-key: ", pem.status().message()));
+      return kExitUsage;
+    }
+    req.sign_key_pem = std::move(pem).value();
+  }
   req.created_by = "jitgemm-cache " JITGEMM_VERSION_STRING;
   req.library_version = JITGEMM_VERSION_STRING;
   req.created_at = CreationTime();
@@ -249,7 +269,20 @@ int VerifyBundleCommand() {
     Complain("verify-bundle needs --from=DIR or --from=FILE.tar");
     return kExitUsage;
   }
-  absl::StatusOr<cache::BundleVerifyReport> r = cache::VerifyBundle(from, cache::Env::Default());
+  // The keys a jitgemm process here would trust: with them set, an unsigned
+  // bundle fails verification.
+  std::optional<cache::TrustedKeys> keys;
+  if (const cache::CacheSettings s = cache::CacheSettings::FromEnvironment();
+      !s.trusted_keys.empty()) {
+    absl::StatusOr<cache::TrustedKeys> loaded = cache::TrustedKeys::Load(s.trusted_keys);
+    if (!loaded.ok()) {
+      Complain(absl::StrCat("JITGEMM_CACHE_TRUSTED_KEYS: ", loaded.status().message()));
+      return kExitProblems;
+    }
+    keys = std::move(loaded).value();
+  }
+  absl::StatusOr<cache::BundleVerifyReport> r =
+      cache::VerifyBundle(from, cache::Env::Default(), keys ? &*keys : nullptr);
   if (!r.ok()) {
     Complain(absl::StrCat("verify-bundle: ", r.status().ToString()));
     return kExitProblems;
@@ -281,6 +314,37 @@ int VerifyBundleCommand() {
     return kExitIncompatible;
   }
   std::printf("bundle OK\n");
+  return kExitOk;
+}
+
+int KeygenCommand() {
+  const std::string prefix = absl::GetFlag(FLAGS_out);
+  if (prefix.empty()) {
+    Complain("keygen needs --out=PREFIX (writes PREFIX.key and PREFIX.pub)");
+    return kExitUsage;
+  }
+  absl::StatusOr<cache::SigningKeyPair> pair = cache::GenerateSigningKey();
+  if (!pair.ok()) {
+    Complain(pair.status().ToString());
+    return kExitProblems;
+  }
+  // O_EXCL: never overwrite a key; the private one is for its owner only.
+  for (const auto& [suffix, text, mode] : {std::tuple{".key", &pair->private_pem, 0600},
+                                           std::tuple{".pub", &pair->public_pem, 0644}}) {
+    const std::string path = prefix + suffix;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    const bool written =
+        fd >= 0 && ::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size());
+    if (fd >= 0) ::close(fd);
+    if (!written) {
+      Complain(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+      return kExitProblems;
+    }
+  }
+  std::printf(
+      "wrote %s.key (private: sign with export --sign-key=%s.key) and %s.pub (public: list "
+      "it in JITGEMM_CACHE_TRUSTED_KEYS)\n",
+      Esc(prefix).c_str(), Esc(prefix).c_str(), Esc(prefix).c_str());
   return kExitOk;
 }
 

@@ -28,6 +28,7 @@ ABSL_DECLARE_FLAG(std::string, tuning);
 ABSL_DECLARE_FLAG(int, sms);
 ABSL_DECLARE_FLAG(bool, tuning_records);
 ABSL_DECLARE_FLAG(bool, list);
+ABSL_DECLARE_FLAG(std::string, sign_key);
 
 namespace jitgemm::tools {
 
@@ -43,6 +44,7 @@ int ClearCommand();
 int ExportCommand();
 int ImportCommand();
 int VerifyBundleCommand();
+int KeygenCommand();
 
 // "123456", "512M", "4G", "1.5G" is not accepted; K, M, G, T are powers of
 // 1024, with an optional "B" or "iB".
