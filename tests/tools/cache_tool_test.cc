@@ -80,5 +80,37 @@ TEST(CacheToolTrustTest, PrintedNamesAreEscaped) {
   EXPECT_THAT(r.output, HasSubstr("a\\nb\\x1b[2J"));
 }
 
+TEST(CacheToolTrustTest, SignedExportVerifyAndImportThroughTheCommandLine) {
+  ScratchDir dir;
+  cache::Fill(dir.Sub("cache"), 2);
+  RunResult r = RunTool({kCacheTool, "keygen", "--out=" + dir.Sub("release")}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunTool({kCacheTool, "keygen", "--out=" + dir.Sub("other")}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  struct stat st;
+  ASSERT_EQ(::stat(dir.Sub("release.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  r = RunTool({kCacheTool, "export", "--out=" + dir.Sub("b.tar"),
+               "--sign-key=" + dir.Sub("release.key")},
+              {{"JITGEMM_CACHE_DIR", dir.Sub("cache")}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunTool({kCacheTool, "verify-bundle", "--from=" + dir.Sub("b.tar")},
+              {{"JITGEMM_CACHE_TRUSTED_KEYS", dir.Sub("release.pub")}});
+  EXPECT_THAT(r.output, HasSubstr("(trusted here)"));
+  EXPECT_THAT(r.output, HasSubstr("bundle"));
+  EXPECT_NE(r.exit_code, 1) << r.output;  // 2: intact, keys made for another build
+  r = RunTool({kCacheTool, "import", "--from=" + dir.Sub("b.tar")},
+              {{"JITGEMM_CACHE_DIR", dir.Sub("wrong")},
+               {"JITGEMM_CACHE_TRUSTED_KEYS", dir.Sub("other.pub")}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not among"));
+  EXPECT_TRUE(FilesUnder(dir.Sub("wrong")).empty());
+  r = RunTool({kCacheTool, "import", "--from=" + dir.Sub("b.tar")},
+              {{"JITGEMM_CACHE_DIR", dir.Sub("right")},
+               {"JITGEMM_CACHE_TRUSTED_KEYS", dir.Sub("other.pub") + ":" + dir.Sub("release.pub")}});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("imported 4 entries"));
+}
+
 }  // namespace
 }  // namespace jitgemm::tools
