@@ -148,10 +148,20 @@ bool DiskCache::WritableRootTrusted(absl::string_view relative, bool last_is_fil
     if (infos != nullptr) *infos = std::move(checked).value();
     return true;
   }
-  if (absl::IsNotFound(checked.status())) return false;  // the root was removed
+  return Distrust(checked.status());
+}
+
+bool DiskCache::LockDirTrusted() {
+  if (distrusted_.load()) return false;
+  absl::Status checked = CheckTrustedLockDir(env_, root_, RootUse::kWritable);
+  return checked.ok() || Distrust(checked);
+}
+
+bool DiskCache::Distrust(const absl::Status& why) {
+  if (absl::IsNotFound(why)) return false;  // the root was removed
   if (!distrusted_.exchange(true)) {
     LogCacheWarning(absl::StrCat("no longer using cache directory ", QuotedForHumans(root_), ": ",
-                                 checked.status().message(),
+                                 why.message(),
                                  ". Kernels will be compiled in memory from now on."));
   }
   return false;
@@ -317,9 +327,7 @@ absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
 
 absl::StatusOr<std::unique_ptr<FileLock>> DiskCache::LockKey(const CacheKey& key, EntryKind kind) {
   const std::string path = LockPath(root_, kind, key);
-  if (!WritableRootTrusted(absl::StrCat(kLayoutDir, "/locks"), false, nullptr)) {
-    return absl::FailedPreconditionError("the lock folder is not trusted");
-  }
+  if (!LockDirTrusted()) return absl::FailedPreconditionError("the lock folder is not trusted");
   bool waited = false;
   absl::StatusOr<std::unique_ptr<FileLock>> lock =
       AcquireFileLock(env_, path, settings_.lock_timeout, &waited);

@@ -125,6 +125,9 @@ class DiskCache {
   // kReadOnly if it (or a read-only root) can only be read; kOff if no disk
   // is used at all.
   CacheMode mode() const { return mode_; }
+  // Whether the writable root passed the checks at Open and is read (and,
+  // in kReadWrite, written).
+  bool root_usable() const { return root_readable_; }
   // The read-only roots that passed the checks at Open.
   const std::vector<std::string>& readonly_roots() const { return readonly_roots_; }
   const CacheSettings& settings() const { return settings_; }
@@ -165,6 +168,11 @@ class DiskCache {
   // The first failure distrusts the root for good, with one warning.
   bool WritableRootTrusted(absl::string_view relative, bool last_is_file,
                            std::vector<FileInfo>* infos);
+  // The same for locks/ (CheckTrustedLockDir).
+  bool LockDirTrusted();
+  // Distrusts the writable root for good, warning once; false for NotFound
+  // (a removed root is only a miss). Returns false.
+  bool Distrust(const absl::Status& why);
   // Sets trusted_keys_ from settings_.trusted_keys, warning about any that
   // cannot be loaded.
   void LoadTrustedKeys();

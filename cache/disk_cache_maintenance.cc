@@ -106,7 +106,7 @@ void DiskCache::CleanTempFiles(absl::Duration older_than) {
                  }
                })
       .IgnoreError();
-  if (!WritableRootTrusted(absl::StrCat(kLayoutDir, "/locks"), false, nullptr)) return;
+  if (!LockDirTrusted()) return;
   absl::StatusOr<std::vector<std::string>> locks = env_->ListDir(LockDir(root_));
   if (!locks.ok()) return;
   for (const std::string& name : *locks) {

@@ -76,8 +76,19 @@ absl::Status CheckTrustedFile(const FileInfo& info, const std::string& path, Roo
   return CheckOwnerAndMode(info, path, use, root_owner, /*is_root=*/false);
 }
 
+absl::Status CheckTrustedLockDir(Env* env, const std::string& root, RootUse use) {
+  const std::string locks = absl::StrCat(kLayoutDir, "/locks");
+  absl::StatusOr<std::vector<FileInfo>> infos =
+      CheckTrustedFolders(env, root, locks, use, /*last_is_file=*/true);
+  if (!infos.ok()) return infos.status();
+  if (infos->size() != 3 || infos->back().is_regular) return absl::OkStatus();
+  return CheckTrustedFolders(env, root, locks, use).status();
+}
+
 absl::Status CheckTrustedTree(Env* env, const std::string& root, RootUse use) {
-  std::vector<std::string> folders = {std::string(kLayoutDir) + "/locks"};
+  absl::Status locks = CheckTrustedLockDir(env, root, use);
+  if (!locks.ok()) return locks;
+  std::vector<std::string> folders;
   for (EntryKind kind : kAllEntryKinds) {
     folders.push_back(absl::StrCat(kLayoutDir, "/", EntryKindName(kind)));
   }

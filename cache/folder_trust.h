@@ -47,6 +47,11 @@ absl::StatusOr<std::vector<FileInfo>> CheckTrustedFolders(Env* env, const std::s
 absl::Status CheckTrustedFile(const FileInfo& info, const std::string& path, RootUse use,
                               uint32_t root_owner);
 
+// locks/: a folder by the rule above, or a plain file, which only makes
+// locking unavailable (duplicate compiles, RELIABILITY 7), never a stall. A
+// symlink there is refused like any other.
+absl::Status CheckTrustedLockDir(Env* env, const std::string& root, RootUse use);
+
 // The root, v1/, every kind folder, locks/ and every shard folder that
 // exist. FailedPrecondition naming the first that fails; NotFound if `root`
 // does not exist.

@@ -166,7 +166,13 @@ int StatsCommand() {
   std::shared_ptr<DiskCache> c = OpenForLooking();
   const CacheMode configured = cache::CacheSettings::FromEnvironment().mode;
   std::printf("root: %s\n", cache::QuotedForHumans(c->root()).c_str());
-  std::printf("mode: %s (configured: %s; looked at read-only)\n", cache::CacheModeName(c->mode()),
+  // Opened read-only so as to create nothing; a process would write a
+  // usable root it may write to.
+  const CacheMode mode = configured == CacheMode::kReadWrite && c->root_usable() &&
+                                 cache::Env::Default()->IsWritableDir(c->root())
+                             ? CacheMode::kReadWrite
+                             : c->mode();
+  std::printf("mode: %s (configured: %s)\n", cache::CacheModeName(mode),
               cache::CacheModeName(configured));
   std::printf("size cap: %s\n", Bytes(c->settings().max_bytes).c_str());
   std::printf("read-only roots: %s\n", c->readonly_roots().empty()
