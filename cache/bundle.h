@@ -3,13 +3,15 @@
 //
 // A bundle directory has exactly the layout of a cache root (cache/layout.h),
 // so it can be used as is as a read-only root
-// (JITGEMM_CACHE_READONLY_DIRS=<bundle>), plus two files at its top:
+// (JITGEMM_CACHE_READONLY_DIRS=<bundle>), plus files at its top:
 //
 //   <bundle>/v1/<kind>/<xx>/<32 hex>.bin   the entries, byte for byte
 //   <bundle>/jitgemm-bundle.json           what it holds: format, creator,
 //                                          time, selection, the arch / NVRTC /
 //                                          ABI its keys were made for, and
 //                                          every entry with size and checksum
+//   <bundle>/jitgemm-bundle.sig            optional: an Ed25519 signature of
+//                                          the manifest (cache/bundle_signature.h)
 //   <bundle>/README.txt                    the same for people, and how to use it
 //
 // The archive form is a plain ustar tar of that directory (cache/ustar.h),
@@ -19,7 +21,11 @@
 // (ParseEntry: header, sizes, XXH3 checksum), sit under its own kind, have the
 // file name its key text hashes to, and, when the bundle's manifest is there,
 // be listed in it with the same size and checksum. An entry that fails is
-// reported and skipped, never exported, imported or called valid.
+// reported and skipped, never exported, imported or called valid. Before any
+// of that, the bundle's folders must pass the folder-trust rule
+// (cache/folder_trust.h) and no archive member may be writable by every user:
+// checksums catch damage, not a forger, so only folders nobody else can write
+// to (or, with trusted keys, a signed manifest) make the entries trustworthy.
 //
 // Thread safety: functions of independent calls may run concurrently; one
 // bundle must not be written by two calls at once.
