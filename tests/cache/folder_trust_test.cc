@@ -231,6 +231,33 @@ TEST_F(FolderTrustTest, WorldWritableShardDisablesTheWritableRoot) {
   EXPECT_THAT(err, HasSubstr("writable by every user"));
 }
 
+// A locks/ folder that is a link (to a folder another user controls) would
+// let them hold every key's lock: refused. A plain file there only makes
+// locking unavailable (RELIABILITY 7): the root stays in use.
+TEST_F(FolderTrustTest, SymlinkedLockFolderDisablesTheRootAPlainFileDoesNot) {
+  ASSERT_EQ(OpenCache()->mode(), CacheMode::kReadWrite);
+  const std::string elsewhere = MakeElsewhere();
+  fs::remove_all(LockDir(root_));
+  fs::create_directory_symlink(elsewhere, LockDir(root_));
+  const auto before = Snapshot(elsewhere);
+  ::testing::internal::CaptureStderr();
+  auto cache = OpenCache();
+  int calls = 0;
+  EXPECT_TRUE(cache->GetOrCreate(key_, EntryKind::kCubin, Creator(key_, &calls)).ok());
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("symlink"));
+  EXPECT_EQ(cache->mode(), CacheMode::kOff);
+  EXPECT_EQ(Snapshot(elsewhere), before);
+
+  fs::remove(LockDir(root_));
+  WriteBytes(LockDir(root_), "not a folder");
+  ::testing::internal::CaptureStderr();
+  cache = OpenCache();
+  EXPECT_TRUE(cache->GetOrCreate(key_, EntryKind::kCubin, Creator(key_, &calls)).ok());
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(cache->mode(), CacheMode::kReadWrite);
+  EXPECT_EQ(cache->counters().stores, 1u);
+}
+
 class ForeignFolderTest : public FolderTrustTest,
                           public ::testing::WithParamInterface<const char*> {};
 
