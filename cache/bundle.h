@@ -3,13 +3,15 @@
 //
 // A bundle directory has exactly the layout of a cache root (cache/layout.h),
 // so it can be used as is as a read-only root
-// (JITGEMM_CACHE_READONLY_DIRS=<bundle>), plus two files at its top:
+// (JITGEMM_CACHE_READONLY_DIRS=<bundle>), plus files at its top:
 //
 //   <bundle>/v1/<kind>/<xx>/<32 hex>.bin   the entries, byte for byte
 //   <bundle>/jitgemm-bundle.json           what it holds: format, creator,
 //                                          time, selection, the arch / NVRTC /
 //                                          ABI its keys were made for, and
 //                                          every entry with size and checksum
+//   <bundle>/jitgemm-bundle.sig            optional: an Ed25519 signature of
+//                                          the manifest (cache/bundle_signature.h)
 //   <bundle>/README.txt                    the same for people, and how to use it
 //
 // The archive form is a plain ustar tar of that directory (cache/ustar.h),
@@ -19,7 +21,11 @@
 // (ParseEntry: header, sizes, XXH3 checksum), sit under its own kind, have the
 // file name its key text hashes to, and, when the bundle's manifest is there,
 // be listed in it with the same size and checksum. An entry that fails is
-// reported and skipped, never exported, imported or called valid.
+// reported and skipped, never exported, imported or called valid. Before any
+// of that, the bundle's folders must pass the folder-trust rule
+// (cache/folder_trust.h) and no archive member may be writable by every user:
+// checksums catch damage, not a forger, so only folders nobody else can write
+// to (or, with trusted keys, a signed manifest) make the entries trustworthy.
 //
 // Thread safety: functions of independent calls may run concurrently; one
 // bundle must not be written by two calls at once.
@@ -45,99 +51,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cache/bundle_io.h"
+#include "cache/bundle_manifest.h"
+#include "cache/bundle_signature.h"
 #include "cache/disk_cache.h"
 #include "cache/entry.h"
+#include "cache/entry_listing.h"
 #include "cache/env.h"
 #include "cache/key.h"
 
 namespace jitgemm::cache {
-
-inline constexpr char kBundleManifestFile[] = "jitgemm-bundle.json";
-inline constexpr char kBundleReadmeFile[] = "README.txt";
-inline constexpr char kBundleFormat[] = "jitgemm-bundle-1";
-// Key-text fields whose values a bundle's manifest lists by default (the
-// kernel keys' "abi=", "nvrtc=", "arch=" and "sources=" lines).
-inline const std::vector<std::string>& DefaultBundleKeyFields();
-
-// One published entry file under a cache root or inside a bundle.
-struct EntryFileInfo {
-  EntryKind kind = EntryKind::kCubin;
-  std::string relative_path;  // "v1/cubin/ab/<32 hex>.bin"
-  std::string path;           // on disk; for an archive, "<archive>:<member>"
-  uint64_t size = 0;
-  absl::Time mtime = absl::InfinitePast();
-};
-
-// "v1/<kind>/<first 2 hex>/<32 hex>.bin".
-std::string EntryRelativePath(EntryKind kind, const CacheKey& key);
-// The kind of a well-formed relative entry path; nullopt for anything else.
-std::optional<EntryKind> ParseEntryRelativePath(absl::string_view relative_path);
-
-// Every published entry file under `root` (no temp or lock files), sorted
-// by relative path. An absent root or kind directory is simply empty.
-absl::StatusOr<std::vector<EntryFileInfo>> ListEntryFiles(Env* env, const std::string& root);
-
-// Whether `bytes`, found at `relative_path`, is a sound entry for that
-// place: it parses, its kind is the directory's and its key text hashes to
-// the file name. DataLoss saying what is wrong otherwise.
-absl::StatusOr<EntryView> CheckEntryFile(absl::string_view relative_path, std::string_view bytes);
-
-// The entry's own XXH3-64 (its last 8 bytes) as 16 hex digits.
-// REQUIRES: `bytes` passed ParseEntry.
-std::string EntryChecksumHex(std::string_view bytes);
-
-// The value of the first "<field>=..." line of a key text, or "".
-std::string KeyTextField(std::string_view key_text, std::string_view field);
-
-struct BadEntry {
-  std::string path;
-  std::string reason;
-};
-
-// What a walk over one root found (jitgemm-cache verify).
-struct RootVerifyReport {
-  uint64_t entries = 0;
-  uint64_t valid = 0;
-  uint64_t bytes = 0;
-  std::vector<BadEntry> corrupt;
-};
-// Checks every entry under `root`; never modifies anything.
-absl::StatusOr<RootVerifyReport> VerifyRoot(Env* env, const std::string& root);
-
-// ------------------------------------------------------------ the manifest
-
-struct BundleFile {
-  uint64_t bytes = 0;
-  std::string checksum;  // EntryChecksumHex
-};
-
-struct KindTotals {
-  uint64_t entries = 0;
-  uint64_t bytes = 0;
-};
-
-struct BundleManifest {
-  std::string format = kBundleFormat;
-  std::string created_by;       // e.g. "jitgemm-cache 0.1.0"
-  std::string created_at;       // RFC 3339, UTC
-  std::string library_version;  // of the library that made the bundle
-  std::string selection;        // e.g. "whole cache" or "3 manifests for sm_90a"
-  std::vector<std::string> manifests;  // file names of the manifests selected by
-  // Distinct values of key-text fields among the entries: "arch" ->
-  // {"sm_90a"}, "nvrtc" -> {"13000"}, "abi" -> {"1"}, "sources" -> {...}.
-  std::map<std::string, std::vector<std::string>> key_fields;
-  std::map<std::string, KindTotals> kinds;  // "cubin", "tuning"
-  uint64_t entries = 0;
-  uint64_t bytes = 0;
-  std::map<std::string, BundleFile> files;  // by relative path
-
-  std::string ToJson() const;
-  // InvalidArgument naming the field; never throws.
-  static absl::StatusOr<BundleManifest> FromJson(std::string_view json);
-};
-
-// The README.txt text for `manifest`.
-std::string BundleReadme(const BundleManifest& manifest);
 
 // ------------------------------------------------------------ export
 
@@ -166,14 +89,17 @@ struct ExportRequest {
   std::vector<std::string> manifests;
   absl::Time created_at = absl::Now();
   std::vector<std::string> key_fields = DefaultBundleKeyFields();
+  // An Ed25519 private key in PEM: the manifest is signed with it
+  // (cache/bundle_signature.h). Empty: an unsigned bundle.
+  std::string sign_key_pem;
 };
 
 struct ExportReport {
   std::string out;
   bool archive = false;
-  BundleManifest manifest;        // what was written
+  BundleManifest manifest;           // what was written
   std::vector<std::string> missing;  // hex of requested keys not found
-  std::vector<BadEntry> corrupt;   // copies skipped (a sound copy elsewhere may have been used)
+  std::vector<BadEntry> corrupt;     // copies skipped (a sound copy elsewhere may have been used)
 };
 
 // Writes the bundle. A directory is built beside `out` and renamed into
@@ -191,25 +117,32 @@ struct BundleVerifyReport {
   std::string manifest_error;
   uint64_t entries = 0;  // entry files present
   uint64_t valid = 0;
-  uint64_t bytes = 0;    // of the valid ones
-  std::vector<BadEntry> corrupt;       // bad bytes, or differing from the manifest
-  std::vector<std::string> missing;    // listed in the manifest, not present
-  std::vector<std::string> unlisted;   // present, not in the manifest
-  std::vector<std::string> ignored;    // other members of an archive
+  uint64_t bytes = 0;                 // of the valid ones
+  std::vector<BadEntry> corrupt;      // bad bytes, or differing from the manifest
+  std::vector<std::string> missing;   // listed in the manifest, not present
+  std::vector<std::string> unlisted;  // present, not in the manifest
+  std::string signature;              // "unsigned", "signed by ed25519 <hex>[ (trusted here)]"
+  std::string signature_error;        // with trusted keys: why the signature is refused
+  std::vector<std::string> ignored;   // other members of an archive
 
-  // A manifest, and every listed entry present and sound, nothing unlisted.
+  // A manifest, and every listed entry present and sound, nothing unlisted,
+  // and (with trusted keys) a signature by one of them.
   bool ok() const {
-    return manifest.has_value() && corrupt.empty() && missing.empty() && unlisted.empty();
+    return manifest.has_value() && corrupt.empty() && missing.empty() && unlisted.empty() &&
+           signature_error.empty();
   }
 };
 
 // Checks a bundle directory or archive. Errors only when it cannot be read
 // at all (absent, or an archive rejected by TarReader).
-absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env);
+// With `keys`, the bundle must also carry a signature of its manifest by one
+// of them (signature_error otherwise).
+absl::StatusOr<BundleVerifyReport> VerifyBundle(const std::string& from, Env* env,
+                                                const TrustedKeys* keys = nullptr);
 
 struct ImportReport {
-  BundleVerifyReport verify;   // what the bundle held (valid = importable)
-  uint64_t imported = 0;       // newly published into the writable root
+  BundleVerifyReport verify;  // what the bundle held (valid = importable)
+  uint64_t imported = 0;      // newly published into the writable root
   uint64_t imported_bytes = 0;
   uint64_t already_present = 0;  // a sound copy was already there
   uint64_t store_failures = 0;
@@ -217,18 +150,12 @@ struct ImportReport {
 
 // Publishes every entry VerifyBundle calls sound into `cache`'s writable
 // root, through DiskCache::Store (temp file, fsync, rename); everything else
-// is skipped and reported. FailedPrecondition unless `cache` is readwrite.
+// is skipped and reported. FailedPrecondition unless `cache` is readwrite;
+// DataLoss, importing nothing, if the manifest is there but damaged; with
+// `cache.trusted_keys()`, PermissionDenied, importing nothing, unless one of
+// them signed the manifest.
 absl::StatusOr<ImportReport> ImportBundle(const std::string& from, DiskCache& cache,
                                           Env* env = Env::Default());
-
-// Whether `path` names the archive form (ends in ".tar").
-bool IsArchivePath(absl::string_view path);
-
-inline const std::vector<std::string>& DefaultBundleKeyFields() {
-  static const std::vector<std::string>* const fields =
-      new std::vector<std::string>{"abi", "nvrtc", "arch", "sources"};
-  return *fields;
-}
 
 }  // namespace jitgemm::cache
 

@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cache/file_lock.h"
+#include "cache/folder_trust.h"
 #include "cache/layout.h"
 #include "cache/log.h"
 
@@ -39,66 +42,51 @@ std::shared_ptr<DiskCache> DiskCache::Default() {
   return *cache;
 }
 
-bool DiskCache::TrustedDirectory(const std::string& dir, bool writable_root, std::string* why) {
-  absl::StatusOr<FileInfo> info = env_->Stat(dir);
-  if (absl::IsNotFound(info.status())) return true;  // created by us later
-  if (!info.ok()) {
-    *why = info.status().ToString();
-    return false;
-  }
-  if (!info->is_directory) {
-    *why = absl::StrCat("'", dir, "' is not a directory");
-    return false;
-  }
-  // Anyone who can write entries can make every process that reads them run
-  // their GPU code. Group write stays allowed: distributions with per-user
-  // groups default to umask 002, and a team may share a cache on purpose.
-  if (info->mode & S_IWOTH) {
-    *why = absl::StrFormat("'%s' is writable by every user (mode %04o)", dir, info->mode);
-    return false;
-  }
-  uid_t me = ::geteuid();
-  if (writable_root && info->uid != me && info->uid != 0) {
-    *why = absl::StrFormat("'%s' belongs to uid %d, not to this user (uid %d)", dir, info->uid, me);
-    return false;
-  }
-  return true;
-}
-
 void DiskCache::CheckRoots() {
   for (const std::string& problem : settings_.problems) LogCacheWarning(problem);
   if (settings_.mode == CacheMode::kOff) return;
+  LoadTrustedKeys();
   CheckReadOnlyRoots();
   mode_ = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
   CheckWritableRoot();
 }
 
 void DiskCache::CheckReadOnlyRoots() {
+  std::set<std::string> seen;
+  std::vector<std::string> absent;
   for (const std::string& ro : settings_.readonly_roots) {
-    std::string why;
-    absl::StatusOr<FileInfo> info = env_->Stat(ro);
-    if (!info.ok()) {
-      why = info.status().ToString();
-    } else if (!info->is_directory) {
-      why = absl::StrCat("'", ro, "' is not a directory");
-    } else {
-      bool trusted = TrustedDirectory(ro, false, &why);
-      for (EntryKind kind : kAllEntryKinds) {
-        trusted = trusted && TrustedDirectory(KindDir(ro, kind), false, &why);
-      }
-      if (trusted) {
-        readonly_roots_.push_back(ro);
-        continue;
-      }
+    if (!seen.insert(ro).second) continue;  // listed twice: checked once
+    absl::Status trusted = CheckTrustedTree(env_, ro, RootUse::kReadOnly);
+    if (absl::IsNotFound(trusted)) {
+      absent.push_back(ro);
+      continue;
     }
-    LogCacheWarning(absl::StrCat("ignoring read-only cache root '", ro, "': ", why));
+    if (trusted.ok() && trusted_keys_.has_value()) trusted = CheckSignedRoot(ro);
+    if (trusted.ok()) {
+      readonly_roots_.push_back(ro);
+      continue;
+    }
+    LogCacheWarning(absl::StrCat("ignoring read-only cache root ", QuotedForHumans(ro), ": ",
+                                 trusted.message()));
+  }
+  if (!absent.empty()) {
+    // One line however many: a fleet's list of bundle mounts may be long.
+    constexpr size_t kNamed = 3;
+    std::vector<std::string> named;
+    for (size_t i = 0; i < absent.size() && i < kNamed; ++i) {
+      named.push_back(QuotedForHumans(absent[i]));
+    }
+    LogCacheWarning(absl::StrCat(
+        "ignoring ", absent.size(), " read-only cache root", absent.size() == 1 ? "" : "s",
+        " that do not exist: ", absl::StrJoin(named, ", "),
+        absent.size() > kNamed ? absl::StrCat(" and ", absent.size() - kNamed, " more") : ""));
   }
 }
 
 void DiskCache::CheckWritableRoot() {
   auto unusable = [&](absl::string_view why) {
     LogCacheWarning(absl::StrCat(
-        "cannot use cache directory '", root_, "': ", why,
+        "cannot use cache directory ", QuotedForHumans(root_), ": ", why,
         ". Kernels will be compiled in memory and not kept for other processes. Point "
         "JITGEMM_CACHE_DIR at a directory only you can write, or set JITGEMM_CACHE=off."));
   };
@@ -116,12 +104,10 @@ void DiskCache::CheckWritableRoot() {
   } else if (!info->is_directory) {
     return unusable("it exists and is not a directory");
   }
-  std::string why;
-  if (!TrustedDirectory(root_, true, &why) || !TrustedDirectory(LayoutRoot(root_), true, &why) ||
-      !TrustedDirectory(KindDir(root_, EntryKind::kCubin), true, &why) ||
-      !TrustedDirectory(KindDir(root_, EntryKind::kTuningRecord), true, &why)) {
-    return unusable(why);
-  }
+  // Checked before anything is created in it: mkdir -p would follow a
+  // symlinked v1/ out of the root.
+  absl::Status trusted = CheckTrustedTree(env_, root_, RootUse::kWritable);
+  if (!trusted.ok()) return unusable(trusted.message());
   root_readable_ = true;
   mode_ = CacheMode::kReadOnly;
   if (settings_.mode == CacheMode::kReadOnly) return;
@@ -130,11 +116,12 @@ void DiskCache::CheckWritableRoot() {
   for (EntryKind kind : kAllEntryKinds) {
     if (made.ok()) made = env_->CreateDirs(KindDir(root_, kind));
     if (made.ok() && !env_->IsWritableDir(KindDir(root_, kind))) {
-      made = absl::PermissionDeniedError(absl::StrCat("'", KindDir(root_, kind), "' is read-only"));
+      made = absl::PermissionDeniedError(
+          absl::StrCat(QuotedForHumans(KindDir(root_, kind)), " is read-only"));
     }
   }
   if (!made.ok()) {
-    LogCacheWarning(absl::StrCat("cache directory '", root_, "' cannot be written (",
+    LogCacheWarning(absl::StrCat("cache directory ", QuotedForHumans(root_), " cannot be written (",
                                  made.message(),
                                  "); using its entries read-only and compiling misses in memory"));
     return;
@@ -142,7 +129,42 @@ void DiskCache::CheckWritableRoot() {
   // A lock directory that cannot be made only costs duplicate compiles; the
   // first GetOrCreate reports it.
   env_->CreateDirs(LockDir(root_)).IgnoreError();
+  // What was just made is checked like what was found (a racing creator).
+  trusted = CheckTrustedTree(env_, root_, RootUse::kWritable);
+  if (!trusted.ok()) {
+    root_readable_ = false;
+    mode_ = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;
+    return unusable(trusted.message());
+  }
   mode_ = CacheMode::kReadWrite;
+}
+
+bool DiskCache::WritableRootTrusted(absl::string_view relative, bool last_is_file,
+                                    std::vector<FileInfo>* infos) {
+  if (distrusted_.load()) return false;
+  absl::StatusOr<std::vector<FileInfo>> checked =
+      CheckTrustedFolders(env_, root_, relative, RootUse::kWritable, last_is_file);
+  if (checked.ok()) {
+    if (infos != nullptr) *infos = std::move(checked).value();
+    return true;
+  }
+  return Distrust(checked.status());
+}
+
+bool DiskCache::LockDirTrusted() {
+  if (distrusted_.load()) return false;
+  absl::Status checked = CheckTrustedLockDir(env_, root_, RootUse::kWritable);
+  return checked.ok() || Distrust(checked);
+}
+
+bool DiskCache::Distrust(const absl::Status& why) {
+  if (absl::IsNotFound(why)) return false;  // the root was removed
+  if (!distrusted_.exchange(true)) {
+    LogCacheWarning(absl::StrCat("no longer using cache directory ", QuotedForHumans(root_), ": ",
+                                 why.message(),
+                                 ". Kernels will be compiled in memory from now on."));
+  }
+  return false;
 }
 
 CacheCounters DiskCache::counters() const {
@@ -178,28 +200,53 @@ std::optional<std::string> DiskCache::Find(const CacheKey& key, EntryKind kind) 
   for (const std::string& ro : readonly_roots_) {
     if (std::optional<std::string> found = ReadTier(ro, false, key, kind)) return found;
   }
-  if (!root_readable_) return std::nullopt;
+  if (!root_readable_ || distrusted_.load()) return std::nullopt;
   return ReadTier(root_, mode_ == CacheMode::kReadWrite, key, kind);
 }
 
 std::optional<std::string> DiskCache::ReadTier(const std::string& root, bool writable,
                                                const CacheKey& key, EntryKind kind) {
   const std::string path = EntryPath(root, kind, key);
-  absl::StatusOr<std::string> bytes = env_->ReadFile(path, kMaxEntryFileBytes);
+  const std::string relative = EntryRelativePath(kind, key);
+  // Every folder on the way is checked again at each read: the check at Open
+  // does not stop a folder from being swapped for a link later.
+  absl::StatusOr<std::vector<FileInfo>> infos;
+  if (root == root_) {
+    std::vector<FileInfo> found;
+    if (!WritableRootTrusted(relative, /*last_is_file=*/true, &found)) return std::nullopt;
+    infos = std::move(found);
+  } else {
+    infos = CheckTrustedFolders(env_, root, relative, RootUse::kReadOnly, /*last_is_file=*/true);
+    if (!infos.ok()) {
+      WarnOnce(&readonly_distrust_warned_,
+               absl::StrCat("skipping read-only cache root ", QuotedForHumans(root), ": ",
+                            infos.status().message()));
+      return std::nullopt;
+    }
+  }
+  if (infos->size() != 5) return std::nullopt;  // no such entry (or folder): a miss
+  absl::Status trusted = CheckTrustedFile(
+      infos->back(), path, writable || root == root_ ? RootUse::kWritable : RootUse::kReadOnly,
+      infos->front().uid);
+  absl::StatusOr<std::string> bytes = trusted.ok() ? env_->ReadFile(path, kMaxEntryFileBytes)
+                                                   : absl::StatusOr<std::string>(trusted);
   if (!bytes.ok() && !absl::IsOutOfRange(bytes.status()) &&
       !absl::IsFailedPrecondition(bytes.status())) {
     // Absent (or evicted a moment ago), or unreadable for a reason that is
     // not the entry's fault: a plain miss.
     return std::nullopt;
   }
-  // Too large, not a regular file, or failing DecodeEntry: corrupt.
+  // Too large, not a regular file, another user's, or failing DecodeEntry:
+  // corrupt.
   absl::StatusOr<std::string> payload =
       bytes.ok() ? DecodeEntry(*bytes, key, kind) : absl::StatusOr<std::string>(bytes.status());
+  if (payload.ok() && root != root_) payload = CheckListed(root, relative, *bytes, payload);
   if (!payload.ok()) {
     corrupt_.fetch_add(1);
     WarnOnce(&corrupt_warned_,
-             absl::StrCat("rejected cache entry '", path, "' (", payload.status().message(),
-                          "); it is treated as a miss", writable ? " and replaced" : ""));
+             absl::StrCat("rejected cache entry ", QuotedForHumans(path), " (",
+                          payload.status().message(), "); it is treated as a miss",
+                          writable ? " and replaced" : ""));
     // Removing it lets the rebuilt entry take its place. Another process may
     // have replaced it with a good one since we read it; losing that costs
     // one compile, never a wrong result.
@@ -212,7 +259,7 @@ std::optional<std::string> DiskCache::ReadTier(const std::string& root, bool wri
 }
 
 void DiskCache::Store(const CacheKey& key, EntryKind kind, std::string_view payload) {
-  if (mode_ != CacheMode::kReadWrite) return;
+  if (mode_ != CacheMode::kReadWrite || distrusted_.load()) return;
   absl::StatusOr<uint64_t> written = Publish(key, kind, payload);
   if (written.ok()) {
     if (*written > 0) {
@@ -238,6 +285,13 @@ absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
   }
   const std::string dir = ShardDir(root_, kind, key);
   const std::string path = EntryPath(root_, kind, key);
+  // The shard folder (or a folder above it) may have become a link since
+  // Open; mkdir -p and the temp file would follow it out of the root.
+  const std::string shard = EntryRelativePath(kind, key);
+  if (!WritableRootTrusted(shard.substr(0, shard.rfind('/')), false, nullptr)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache directory ", QuotedForHumans(root_), " is no longer trusted"));
+  }
   absl::Status status = env_->CreateDirs(dir);
   if (!status.ok()) return status;
   const std::string temp = TempPath(root_, kind, key, env_->ProcessId(), env_->RandomBits());
@@ -273,6 +327,7 @@ absl::StatusOr<uint64_t> DiskCache::Publish(const CacheKey& key, EntryKind kind,
 
 absl::StatusOr<std::unique_ptr<FileLock>> DiskCache::LockKey(const CacheKey& key, EntryKind kind) {
   const std::string path = LockPath(root_, kind, key);
+  if (!LockDirTrusted()) return absl::FailedPreconditionError("the lock folder is not trusted");
   bool waited = false;
   absl::StatusOr<std::unique_ptr<FileLock>> lock =
       AcquireFileLock(env_, path, settings_.lock_timeout, &waited);

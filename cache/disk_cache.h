@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +45,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cache/bundle_manifest.h"
+#include "cache/bundle_signature.h"
 #include "cache/entry.h"
+#include "cache/entry_listing.h"
 #include "cache/env.h"
 #include "cache/key.h"
 #include "cache/settings.h"
@@ -121,9 +125,18 @@ class DiskCache {
   // kReadOnly if it (or a read-only root) can only be read; kOff if no disk
   // is used at all.
   CacheMode mode() const { return mode_; }
+  // Whether the writable root passed the checks at Open and is read (and,
+  // in kReadWrite, written).
+  bool root_usable() const { return root_readable_; }
   // The read-only roots that passed the checks at Open.
   const std::vector<std::string>& readonly_roots() const { return readonly_roots_; }
   const CacheSettings& settings() const { return settings_; }
+  // The keys of settings().trusted_keys, loaded at Open; nullptr when none
+  // were configured. Configured keys that fail to load leave an empty set,
+  // which trusts nothing: a typo must not turn the check off.
+  const TrustedKeys* trusted_keys() const {
+    return trusted_keys_.has_value() ? &*trusted_keys_ : nullptr;
+  }
 
   // Evicts least recently used entries (oldest mtime first, then by path)
   // from the writable root until their file sizes sum to at most `max_bytes`.
@@ -145,21 +158,32 @@ class DiskCache {
   absl::StatusOr<VerifyReport> Verify(bool remove_corrupt);
 
  private:
-  struct EntryFile {
-    EntryKind kind;
-    std::string name;
-    std::string path;
-    uint64_t size;
-    absl::Time mtime;
-  };
-
   DiskCache(CacheSettings settings, Env* env);
   // Open's checks: sets mode_, root_readable_ and readonly_roots_, and
   // prints the one warning a degraded cache owes its user.
   void CheckRoots();
   void CheckReadOnlyRoots();
   void CheckWritableRoot();
-  bool TrustedDirectory(const std::string& dir, bool writable_root, std::string* why);
+  // Checks the writable root's folders down `relative` (cache/folder_trust.h).
+  // The first failure distrusts the root for good, with one warning.
+  bool WritableRootTrusted(absl::string_view relative, bool last_is_file,
+                           std::vector<FileInfo>* infos);
+  // The same for locks/ (CheckTrustedLockDir).
+  bool LockDirTrusted();
+  // Distrusts the writable root for good, warning once; false for NotFound
+  // (a removed root is only a miss). Returns false.
+  bool Distrust(const absl::Status& why);
+  // Sets trusted_keys_ from settings_.trusted_keys, warning about any that
+  // cannot be loaded.
+  void LoadTrustedKeys();
+  // With trusted keys: a read-only root must be a bundle whose manifest one
+  // of them signed (cache/bundle_signature.h); remembers its listing.
+  absl::Status CheckSignedRoot(const std::string& root);
+  // With trusted keys, an entry of a read-only root must be listed in its
+  // signed manifest with these bytes' size and checksum.
+  absl::StatusOr<std::string> CheckListed(const std::string& root, const std::string& relative,
+                                          std::string_view bytes,
+                                          absl::StatusOr<std::string> payload) const;
   // Searches every tier without counting a hit or miss.
   std::optional<std::string> Find(const CacheKey& key, EntryKind kind);
   std::optional<std::string> ReadTier(const std::string& root, bool writable, const CacheKey& key,
@@ -174,7 +198,7 @@ class DiskCache {
   absl::StatusOr<std::unique_ptr<FileLock>> LockKey(const CacheKey& key, EntryKind kind);
   void WarnOnce(std::atomic<bool>* flag, absl::string_view message);
   void AfterStore(uint64_t bytes);
-  absl::StatusOr<std::vector<EntryFile>> ListEntries();
+  absl::StatusOr<std::vector<EntryFileInfo>> ListEntries();
   absl::Status PruneLocked(uint64_t max_bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(prune_mu_);
 
   Env* const env_;
@@ -187,7 +211,13 @@ class DiskCache {
   std::atomic<uint64_t> hits_{0}, misses_{0}, shared_{0}, compiles_{0}, stores_{0}, corrupt_{0},
       evictions_{0}, lock_waits_{0}, store_failures_{0};
   std::atomic<bool> store_warned_{false}, lock_warned_{false}, lock_timeout_warned_{false},
-      corrupt_warned_{false};
+      corrupt_warned_{false}, readonly_distrust_warned_{false};
+  // Set when a folder of the writable root fails the trust rule after Open.
+  std::atomic<bool> distrusted_{false};
+  // With trusted keys: each signed read-only root's listing, relative path
+  // -> size and checksum; written only by Open.
+  std::map<std::string, std::map<std::string, BundleFile>> signed_listings_;
+  std::optional<TrustedKeys> trusted_keys_;
 
   SingleFlight flights_;
 

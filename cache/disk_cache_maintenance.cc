@@ -6,38 +6,27 @@
 #include "absl/strings/str_cat.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 #include "cache/mutex_lock.h"
 #include "cache/shard_walk.h"
 
 namespace jitgemm::cache {
-namespace {}  // namespace
-
-absl::StatusOr<std::vector<DiskCache::EntryFile>> DiskCache::ListEntries() {
+absl::StatusOr<std::vector<EntryFileInfo>> DiskCache::ListEntries() {
   if (!root_readable_) {
     return absl::FailedPreconditionError(absl::StrCat("no usable cache root ('", root_, "')"));
   }
-  std::vector<EntryFile> entries;
-  absl::Status walked = ForEachShard(
-      env_, root_,
-      [&](EntryKind kind, const std::string& dir, const std::vector<std::string>& names) {
-        for (const std::string& name : names) {
-          if (!IsEntryFileName(name)) continue;
-          std::string path = JoinPath(dir, name);
-          absl::StatusOr<FileInfo> info = env_->Stat(path);
-          // Gone already (evicted or replaced by another process): skip.
-          if (!info.ok() || !info->is_regular) continue;
-          entries.push_back(EntryFile{kind, name, std::move(path), info->size, info->mtime});
-        }
-      });
-  if (!walked.ok()) return walked;
-  return entries;
+  if (distrusted_.load()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache directory ", QuotedForHumans(root_), " is no longer trusted"));
+  }
+  return ListEntryFiles(env_, root_, RootUse::kWritable);
 }
 
 absl::StatusOr<CacheUsage> DiskCache::Usage() {
-  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntries();
   if (!entries.ok()) return entries.status();
   CacheUsage usage;
-  for (const EntryFile& e : *entries) {
+  for (const EntryFileInfo& e : *entries) {
     ++usage.entries;
     usage.bytes += e.size;
   }
@@ -54,16 +43,16 @@ absl::Status DiskCache::PruneLocked(uint64_t max_bytes) {
     return absl::FailedPreconditionError(
         absl::StrCat("cache '", root_, "' is ", CacheModeName(mode_), ", not readwrite"));
   }
-  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntries();
   if (!entries.ok()) return entries.status();
   uint64_t total = 0;
-  for (const EntryFile& e : *entries) total += e.size;
+  for (const EntryFileInfo& e : *entries) total += e.size;
   // Oldest first; the path breaks ties so the order is the same every time.
-  std::sort(entries->begin(), entries->end(), [](const EntryFile& a, const EntryFile& b) {
+  std::sort(entries->begin(), entries->end(), [](const EntryFileInfo& a, const EntryFileInfo& b) {
     return std::tie(a.mtime, a.path) < std::tie(b.mtime, b.path);
   });
   absl::Status first_error = absl::OkStatus();
-  for (const EntryFile& e : *entries) {
+  for (const EntryFileInfo& e : *entries) {
     if (total <= max_bytes) break;
     absl::Status removed = env_->RemoveFile(e.path);
     if (removed.ok()) {
@@ -102,13 +91,13 @@ void DiskCache::AfterStore(uint64_t bytes) {
 }
 
 void DiskCache::CleanTempFiles(absl::Duration older_than) {
-  if (mode_ != CacheMode::kReadWrite) return;
+  if (mode_ != CacheMode::kReadWrite || distrusted_.load()) return;
   const absl::Time cutoff = env_->Now() - older_than;
   auto old_enough = [&](const std::string& path) {
     absl::StatusOr<FileInfo> info = env_->Stat(path);
     return info.ok() && info->is_regular && info->mtime < cutoff;
   };
-  ForEachShard(env_, root_,
+  ForEachShard(env_, root_, RootUse::kWritable,
                [&](EntryKind, const std::string& dir, const std::vector<std::string>& names) {
                  for (const std::string& name : names) {
                    if (!IsTempFileName(name)) continue;
@@ -117,6 +106,7 @@ void DiskCache::CleanTempFiles(absl::Duration older_than) {
                  }
                })
       .IgnoreError();
+  if (!LockDirTrusted()) return;
   absl::StatusOr<std::vector<std::string>> locks = env_->ListDir(LockDir(root_));
   if (!locks.ok()) return;
   for (const std::string& name : *locks) {
@@ -131,19 +121,19 @@ void DiskCache::CleanTempFiles(absl::Duration older_than) {
 }
 
 absl::StatusOr<VerifyReport> DiskCache::Verify(bool remove_corrupt) {
-  absl::StatusOr<std::vector<EntryFile>> entries = ListEntries();
+  absl::StatusOr<std::vector<EntryFileInfo>> entries = ListEntries();
   if (!entries.ok()) return entries.status();
   VerifyReport report;
-  for (const EntryFile& e : *entries) {
+  for (const EntryFileInfo& e : *entries) {
     ++report.entries;
     absl::StatusOr<std::string> bytes = env_->ReadFile(e.path, kMaxEntryFileBytes);
     if (absl::IsNotFound(bytes.status())) continue;
     bool ok = false;
-    if (bytes.ok()) {
+    if (bytes.ok() && e.untrusted.empty()) {
       absl::StatusOr<EntryView> view = ParseEntry(*bytes);
       // The file must be where its own key text says it belongs.
       ok = view.ok() && view->kind == e.kind &&
-           MakeCacheKey(std::string(view->key_text)).Hex() + kEntrySuffix == e.name;
+           EntryRelativePath(e.kind, MakeCacheKey(std::string(view->key_text))) == e.relative_path;
     }
     if (ok) {
       ++report.valid;

@@ -42,8 +42,9 @@ struct FileInfo {
   absl::Time mtime = absl::InfinitePast();
   bool is_directory = false;
   bool is_regular = false;
-  uint32_t mode = 0;  // permission bits (st_mode & 07777)
-  uint32_t uid = 0;   // owner
+  bool is_symlink = false;  // only from StatUnder, which does not follow links
+  uint32_t mode = 0;        // permission bits (st_mode & 07777)
+  uint32_t uid = 0;         // owner
 };
 
 // A file opened for writing. Destroying it closes the descriptor if Close()
@@ -94,6 +95,17 @@ class Env {
   // stat(2), following symlinks: a cache root may well be a link to another
   // disk. (ReadFile still refuses to read an entry through a symlink.)
   virtual absl::StatusOr<FileInfo> Stat(const std::string& path) = 0;
+
+  // Opens `root` (following a symlink there: a root may be a link to another
+  // disk) and walks down the '/'-separated `relative` one component at a
+  // time with openat(O_PATH | O_NOFOLLOW) from the folder above, so no
+  // symlink below the root is ever followed and no FIFO or device is opened.
+  // Returns the fstat of the root and of each component, in order; the walk
+  // stops early (a shorter result, not an error) at a component that does
+  // not exist, and after one that is not a directory (a symlink: is_symlink).
+  // NotFound if the root itself does not exist.
+  virtual absl::StatusOr<std::vector<FileInfo>> StatUnder(const std::string& root,
+                                                          absl::string_view relative) = 0;
 
   // mkdir -p with mode 0755 minus umask. OK if the directory already exists;
   // FailedPrecondition if a component exists and is not a directory.

@@ -191,6 +191,13 @@ absl::StatusOr<FileInfo> FaultEnv::Stat(const std::string& path) {
   return base_->Stat(path);
 }
 
+absl::StatusOr<std::vector<FileInfo>> FaultEnv::StatUnder(const std::string& root,
+                                                          absl::string_view relative) {
+  absl::Status s = Check(FaultOp::kStat, root);
+  if (!s.ok()) return s;
+  return base_->StatUnder(root, relative);
+}
+
 absl::Status FaultEnv::CreateDirs(const std::string& path) {
   absl::Status s = Check(FaultOp::kCreateDirs, path);
   if (!s.ok()) return s;

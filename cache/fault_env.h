@@ -86,6 +86,8 @@ class FaultEnv : public Env {
   absl::Status RemoveFile(const std::string& path) override;
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override;
   absl::StatusOr<FileInfo> Stat(const std::string& path) override;
+  absl::StatusOr<std::vector<FileInfo>> StatUnder(const std::string& root,
+                                                  absl::string_view relative) override;
   absl::Status CreateDirs(const std::string& path) override;
   absl::Status SetModTime(const std::string& path, absl::Time time) override;
   absl::Status SyncDir(const std::string& dir) override;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace jitgemm::cache {
@@ -18,6 +19,10 @@ void LogCacheWarning(absl::string_view message) {
     if (n <= 0) return;  // nowhere left to report to
     rest.remove_prefix(static_cast<size_t>(n));
   }
+}
+
+std::string QuotedForHumans(absl::string_view text) {
+  return absl::StrCat("'", absl::CHexEscape(text), "'");
 }
 
 }  // namespace jitgemm::cache

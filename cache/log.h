@@ -9,12 +9,19 @@
 #ifndef JITGEMM_CACHE_LOG_H_
 #define JITGEMM_CACHE_LOG_H_
 
+#include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace jitgemm::cache {
 
 // Writes "jitgemm cache: <message>\n" to stderr.
 void LogCacheWarning(absl::string_view message);
+
+// `text` in single quotes with control characters, quotes, backslashes and
+// bytes outside printable ASCII escaped C-style, so a path or name read from
+// disk or a manifest cannot end a line or send a terminal escape.
+std::string QuotedForHumans(absl::string_view text);
 
 }  // namespace jitgemm::cache
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace jitgemm::cache {
 namespace {
@@ -33,10 +34,26 @@ class ScopedFd {
   ScopedFd& operator=(const ScopedFd&) = delete;
   int get() const { return fd_; }
   int release() { return std::exchange(fd_, -1); }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
 };
+
+FileInfo InfoFromStat(const struct stat& st) {
+  FileInfo info;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.mtime = absl::TimeFromTimespec(st.st_mtim);
+  info.is_directory = S_ISDIR(st.st_mode);
+  info.is_regular = S_ISREG(st.st_mode);
+  info.is_symlink = S_ISLNK(st.st_mode);
+  info.mode = st.st_mode & 07777;
+  info.uid = st.st_uid;
+  return info;
+}
 
 class PosixWritableFile : public WritableFile {
  public:
@@ -164,14 +181,31 @@ absl::StatusOr<std::vector<std::string>> RealEnv::ListDir(const std::string& dir
 absl::StatusOr<FileInfo> RealEnv::Stat(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return PathError("stat", path);
-  FileInfo info;
-  info.size = static_cast<uint64_t>(st.st_size);
-  info.mtime = absl::TimeFromTimespec(st.st_mtim);
-  info.is_directory = S_ISDIR(st.st_mode);
-  info.is_regular = S_ISREG(st.st_mode);
-  info.mode = st.st_mode & 07777;
-  info.uid = st.st_uid;
-  return info;
+  return InfoFromStat(st);
+}
+
+absl::StatusOr<std::vector<FileInfo>> RealEnv::StatUnder(const std::string& root,
+                                                         absl::string_view relative) {
+  std::vector<FileInfo> out;
+  ScopedFd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return PathError("open", root);
+  struct stat st;
+  if (::fstat(dir.get(), &st) != 0) return PathError("fstat", root);
+  out.push_back(InfoFromStat(st));
+  std::string so_far = root;
+  for (absl::string_view part : absl::StrSplit(relative, '/', absl::SkipEmpty())) {
+    if (!out.back().is_directory) break;
+    so_far = JoinPath(so_far, part);
+    ScopedFd next(::openat(dir.get(), std::string(part).c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      if (errno == ENOENT) break;
+      return PathError("open", so_far);
+    }
+    if (::fstat(next.get(), &st) != 0) return PathError("fstat", so_far);
+    out.push_back(InfoFromStat(st));
+    dir.reset(next.release());
+  }
+  return out;
 }
 
 absl::Status RealEnv::CreateDirs(const std::string& path) {

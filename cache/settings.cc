@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cache/env.h"
+#include "cache/log.h"
 
 namespace jitgemm::cache {
 namespace {
@@ -94,8 +95,9 @@ std::optional<std::string> GetProcessEnv(absl::string_view name) {
 }
 
 std::string DefaultCacheRoot(const GetEnvFunction& getenv) {
+  // A relative root would name a different cache in every working directory.
   std::optional<std::string> dir = getenv("JITGEMM_CACHE_DIR");
-  if (dir && !dir->empty()) return *dir;
+  if (dir && !dir->empty() && dir->front() == '/') return *dir;
   std::optional<std::string> xdg = getenv("XDG_CACHE_HOME");
   if (xdg && !xdg->empty() && xdg->front() == '/') return JoinPath(*xdg, "jitgemm");
   std::optional<std::string> home = getenv("HOME");
@@ -107,6 +109,12 @@ std::string DefaultCacheRoot(const GetEnvFunction& getenv) {
 CacheSettings SettingsFromVariables(const GetEnvFunction& getenv) {
   CacheSettings s;
   s.root = DefaultCacheRoot(getenv);
+  if (std::optional<std::string> v = getenv("JITGEMM_CACHE_DIR");
+      v && !v->empty() && v->front() != '/') {
+    s.problems.push_back(absl::StrCat("JITGEMM_CACHE_DIR=", QuotedForHumans(*v),
+                                      " is not an absolute path; using ",
+                                      s.root.empty() ? "no directory" : QuotedForHumans(s.root)));
+  }
   if (std::optional<std::string> v = getenv("JITGEMM_CACHE"); v && !v->empty()) {
     if (std::optional<CacheMode> mode = ParseMode(*v)) {
       s.mode = *mode;
@@ -118,6 +126,11 @@ CacheSettings SettingsFromVariables(const GetEnvFunction& getenv) {
   if (std::optional<std::string> v = getenv("JITGEMM_CACHE_READONLY_DIRS")) {
     for (absl::string_view dir : absl::StrSplit(*v, ':', absl::SkipEmpty())) {
       s.readonly_roots.emplace_back(dir);
+    }
+  }
+  if (std::optional<std::string> v = getenv("JITGEMM_CACHE_TRUSTED_KEYS")) {
+    for (absl::string_view file : absl::StrSplit(*v, ':', absl::SkipEmpty())) {
+      s.trusted_keys.emplace_back(file);
     }
   }
   if (std::optional<std::string> v = getenv("JITGEMM_CACHE_MAX_BYTES"); v && !v->empty()) {

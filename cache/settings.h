@@ -2,10 +2,15 @@
 // read from the environment once per process.
 //
 //   JITGEMM_CACHE               off | readonly | readwrite (default readwrite)
-//   JITGEMM_CACHE_DIR           the writable root; else $XDG_CACHE_HOME/jitgemm,
-//                               else ~/.cache/jitgemm
+//   JITGEMM_CACHE_DIR           the writable root, an absolute path (a relative
+//                               one is refused with a warning); else
+//                               $XDG_CACHE_HOME/jitgemm, else ~/.cache/jitgemm
 //   JITGEMM_CACHE_READONLY_DIRS ':'-separated read-only roots (warmed bundles),
 //                               searched before the writable root
+//   JITGEMM_CACHE_TRUSTED_KEYS  ':'-separated PEM files of Ed25519 public keys;
+//                               when set, a read-only root is used and a bundle
+//                               imported only if one of them signed its
+//                               manifest (cache/bundle_signature.h)
 //   JITGEMM_CACHE_MAX_BYTES     size cap of the writable root; a number with an
 //                               optional K, M, G or T suffix (powers of 1024);
 //                               default 2 GiB
@@ -46,6 +51,9 @@ struct CacheSettings {
   std::string root;
   // Searched first, never written; also $JITGEMM_CACHE_READONLY_DIRS.
   std::vector<std::string> readonly_roots;
+  // Public key files; when not empty, read-only roots and imports must be
+  // signed by one of them. Also $JITGEMM_CACHE_TRUSTED_KEYS.
+  std::vector<std::string> trusted_keys;
   CacheMode mode = CacheMode::kReadWrite;
   // Size cap of the writable root's entries, in bytes of file size.
   uint64_t max_bytes = kDefaultMaxBytes;
@@ -62,7 +70,8 @@ struct CacheSettings {
 using GetEnvFunction = std::function<std::optional<std::string>(absl::string_view name)>;
 CacheSettings SettingsFromVariables(const GetEnvFunction& getenv);
 
-// The default writable root for these variables: $JITGEMM_CACHE_DIR, else
+// The default writable root for these variables: $JITGEMM_CACHE_DIR (only if
+// absolute), else
 // $XDG_CACHE_HOME/jitgemm (only if absolute, as the XDG spec asks), else
 // $HOME/.cache/jitgemm, else the password database's home. Empty if none.
 std::string DefaultCacheRoot(const GetEnvFunction& getenv);

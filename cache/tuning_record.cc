@@ -4,12 +4,10 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
+#include "cache/json_fields.h"
 
 namespace jitgemm::cache {
 namespace {
-
-using Json = nlohmann::json;
 
 constexpr int kTuningRecordFormat = 1;
 
@@ -17,28 +15,16 @@ absl::Status Bad(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("tuning record: ", what));
 }
 
-// Each getter checks the type before converting, because nlohmann's get<>
-// throws on a mismatch and nothing may throw out of FromJson.
+constexpr char kWhere[] = "tuning record";
+// A record is a few hundred bytes plus one line per candidate timed.
+constexpr JsonLimits kLimits = {uint64_t{1} << 20, 4};
+
 absl::Status GetString(const Json& j, const char* field, std::string* out) {
-  auto it = j.find(field);
-  if (it == j.end()) return Bad(absl::StrCat("missing field '", field, "'"));
-  if (!it->is_string()) return Bad(absl::StrCat("field '", field, "' is not a string"));
-  *out = it->get_ref<const std::string&>();
-  return absl::OkStatus();
+  return GetJsonString(j, field, /*required=*/true, kWhere, out);
 }
 
 absl::Status GetInt(const Json& j, const char* field, int* out) {
-  auto it = j.find(field);
-  if (it == j.end()) return Bad(absl::StrCat("missing field '", field, "'"));
-  if (!it->is_number_integer()) return Bad(absl::StrCat("field '", field, "' is not an integer"));
-  bool in_range = it->is_number_unsigned()
-                      ? it->get<uint64_t>() <= uint64_t{std::numeric_limits<int>::max()}
-                      : it->get<int64_t>() >= std::numeric_limits<int>::min() &&
-                            it->get<int64_t>() <= std::numeric_limits<int>::max();
-  if (!in_range) return Bad(absl::StrCat("field '", field, "' is out of range"));
-  int64_t v = it->get<int64_t>();
-  *out = static_cast<int>(v);
-  return absl::OkStatus();
+  return GetJsonInt(j, field, /*required=*/true, kWhere, out);
 }
 
 absl::Status ParseCandidates(const Json& j, std::vector<std::pair<std::string, double>>* out) {
@@ -48,7 +34,8 @@ absl::Status ParseCandidates(const Json& j, std::vector<std::pair<std::string, d
   for (const Json& c : *it) {
     if (!c.is_object()) return Bad("a 'candidate_us' element is not an object");
     std::string name;
-    absl::Status s = GetString(c, "name", &name);
+    absl::Status s = CheckKnownFields(c, {"name", "us"}, "tuning record: a 'candidate_us' element");
+    if (s.ok()) s = GetString(c, "name", &name);
     if (!s.ok()) return s;
     auto us = c.find("us");
     if (us == c.end() || !us->is_number()) {
@@ -93,8 +80,9 @@ std::string TuningRecord::ToJson() const {
 }
 
 absl::StatusOr<TuningRecord> TuningRecord::FromJson(std::string_view json) {
-  Json j = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Bad("not valid JSON");
+  absl::StatusOr<Json> parsed = ParseBoundedJson(json, kLimits, kWhere);
+  if (!parsed.ok()) return parsed.status();
+  const Json& j = *parsed;
   if (!j.is_object()) return Bad("not a JSON object");
   int format = 0;
   absl::Status s = GetInt(j, "format", &format);
@@ -111,6 +99,11 @@ absl::StatusOr<TuningRecord> TuningRecord::FromJson(std::string_view json) {
            GetString(j, "winner", &r.winner),
            ParseCandidates(j, &r.candidate_us),
            GetString(j, "reason", &r.reason),
+           CheckKnownFields(
+               j,
+               {"format", "device_name", "sm_count", "driver_version", "cublas_version",
+                "library_version", "problem_signature", "winner", "candidate_us", "reason"},
+               kWhere),
        }) {
     if (!field.ok()) return field;
   }

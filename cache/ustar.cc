@@ -161,8 +161,7 @@ absl::StatusOr<std::unique_ptr<TarWriter>> TarWriter::Create(Env* env, const std
       absl::StrFormat("%s.tmp.%d.%016x", path, env->ProcessId(), env->RandomBits());
   absl::StatusOr<std::unique_ptr<WritableFile>> file = env->NewWritableFile(temp);
   if (!file.ok()) return file.status();
-  return std::unique_ptr<TarWriter>(
-      new TarWriter(env, path, temp, std::move(file).value(), mtime));
+  return std::unique_ptr<TarWriter>(new TarWriter(env, path, temp, std::move(file).value(), mtime));
 }
 
 TarWriter::~TarWriter() {
@@ -333,10 +332,14 @@ absl::Status TarReader::ReadIndex(uint64_t file_size, uint64_t max_member_bytes)
     TarMember member;
     member.is_directory = type == '5';
     absl::StatusOr<std::string> name = NormalizeMemberName(raw, member.is_directory);
-    if (!name.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path_, "': ", name.status().message()));
+    if (!name.ok())
+      return absl::InvalidArgumentError(absl::StrCat("'", path_, "': ", name.status().message()));
     member.name = std::move(name).value();
     member.size = member.is_directory ? 0 : *size;
     member.data_offset = offset + kTarBlockBytes;
+    // `tar -xf` run as root keeps these bits: a bundle's checker must see them.
+    absl::StatusOr<uint64_t> mode = ParseOctal(block + kMode, kIdLen, "mode");
+    member.mode = mode.ok() ? static_cast<uint32_t>(*mode & 07777) : 07777;
     if (member.size > max_member_bytes) {
       return absl::OutOfRangeError(absl::StrCat("'", path_, "': member '", member.name, "' holds ",
                                                 member.size, " bytes, more than the limit of ",

@@ -100,6 +100,7 @@ struct TarMember {
   bool is_directory = false;
   uint64_t size = 0;         // bytes of data (0 for a directory)
   uint64_t data_offset = 0;  // where the data starts in the archive
+  uint32_t mode = 0;         // permission bits (07777 if unreadable)
 };
 
 class TarReader {

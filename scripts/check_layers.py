@@ -50,6 +50,10 @@ TOOL_INTERNALS = {
     "cache/bundle.h",
     "cache/disk_cache.h",
     "cache/layout.h",
+    # Escaping of the paths and names the tools print.
+    "cache/log.h",
+    # Signing bundles and keygen (jitgemm-cache export --sign-key, keygen).
+    "cache/bundle_signature.h",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

@@ -1,12 +1,19 @@
 #include "api/src/manifest.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cache/json_fields.h"
 
 namespace jitgemm {
 namespace {
@@ -69,8 +76,18 @@ bool ParseType(const std::string& s, DataType* t) {
   return true;
 }
 
+// Unknown fields are errors: a misspelt "layuot" would otherwise leave the
+// default layout in place and warm a kernel nobody asked for.
+void CheckFields(Reader& r, const json& obj, const std::string& path,
+                 std::initializer_list<absl::string_view> known) {
+  if (!r.error.empty()) return;
+  absl::Status s = cache::CheckKnownFields(obj, known, path);
+  if (!s.ok()) r.error = std::string(s.message());
+}
+
 void ParseOperand(Reader& r, const json& obj, const std::string& path, Operand* op) {
   if (!obj.is_object()) return r.Fail(path, "an object");
+  CheckFields(r, obj, path, {"type", "layout", "ld", "batch_stride"});
   std::string type, layout;
   r.Get(obj, "type", path, &type);
   r.Get(obj, "layout", path, &layout);
@@ -101,11 +118,14 @@ json OperandJson(const Operand& op) {
 }  // namespace
 
 absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return absl::InvalidArgumentError("manifest: not valid JSON");
+  absl::StatusOr<json> parsed =
+      cache::ParseBoundedJson(text, {kMaxManifestBytes, kMaxManifestDepth}, "manifest");
+  if (!parsed.ok()) return parsed.status();
+  const json& root = *parsed;
   if (!root.is_object()) return absl::InvalidArgumentError("manifest: expected a JSON object");
   Manifest m;
   Reader r;
+  CheckFields(r, root, "manifest", {"version", "options", "problems"});
   int version = 1;
   r.Get(root, "version", "manifest", &version);
   if (r.error.empty() && version != 1) {
@@ -115,12 +135,20 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     const json& o = root.at("options");
     if (!o.is_object()) return absl::InvalidArgumentError("manifest.options: expected an object");
     std::string tuning, backend;
+    CheckFields(r, o, "options",
+                {"tuning", "backend", "pdl", "constant_b", "allow_tf32", "pointer_alignment"});
     r.Get(o, "tuning", "options", &tuning);
     r.Get(o, "backend", "options", &backend);
     r.Get(o, "pdl", "options", &m.options.pdl);
     r.Get(o, "constant_b", "options", &m.options.constant_b);
     r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
     r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
+    // Kernels load vectors of up to this many bytes; 3 would warm kernels no
+    // plan accepts.
+    const int align = m.options.pointer_alignment;
+    if (align != 1 && align != 2 && align != 4 && align != 8 && align != 16) {
+      r.Fail("options.pointer_alignment", "1, 2, 4, 8 or 16");
+    }
     if (tuning == "heuristic")
       m.options.tuning = TuningPolicy::kHeuristic;
     else if (tuning == "fast")
@@ -149,6 +177,8 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     }
     ManifestEntry e;
     GemmProblem& p = e.problem;
+    CheckFields(r, pj, path,
+                {"name", "m", "n", "k", "batch_count", "dtype", "a", "b", "c", "d", "epilogue"});
     r.Get(pj, "name", path, &e.name);
     r.Get(pj, "m", path, &p.m);
     r.Get(pj, "n", path, &p.n);
@@ -172,6 +202,7 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
         break;
       }
       std::string bias, act;
+      CheckFields(r, ej, ep, {"alpha", "beta", "bias", "bias_batch_stride", "activation"});
       r.Get(ej, "alpha", ep, &p.epilogue.alpha);
       r.Get(ej, "beta", ep, &p.epilogue.beta);
       r.Get(ej, "bias", ep, &bias);
@@ -197,6 +228,44 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
   }
   if (!r.error.empty()) return absl::InvalidArgumentError(absl::StrCat("manifest: ", r.error));
   return m;
+}
+
+absl::StatusOr<std::string> ReadManifestFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
+  // refuses it (and devices such as /dev/zero) before anything is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  struct stat st;
+  absl::Status status = absl::OkStatus();
+  if (::fstat(fd, &st) != 0) {
+    status = absl::InternalError(absl::StrCat("cannot stat ", path, ": ", std::strerror(errno)));
+  } else if (!S_ISREG(st.st_mode)) {
+    status = absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
+    status = absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", st.st_size, " bytes, more than the limit of ", kMaxManifestBytes));
+  }
+  std::string text;
+  if (status.ok()) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        status =
+            absl::InternalError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+      }
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    text.resize(done);  // a file that shrank meanwhile
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return text;
 }
 
 std::string ProblemToJson(const GemmProblem& p, const std::string& name) {

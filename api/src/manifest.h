@@ -6,6 +6,7 @@
 #ifndef JITGEMM_API_SRC_MANIFEST_H_
 #define JITGEMM_API_SRC_MANIFEST_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,19 @@ struct Manifest {
   std::vector<ManifestEntry> problems;
 };
 
-// InvalidArgument naming the JSON path of the first bad field; never throws.
-// Problems are syntax-checked here; ValidateProblem is the caller's.
+// Reading is bounded: a larger or deeper text is refused before parsing.
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{16} << 20;
+inline constexpr int kMaxManifestDepth = 8;
+
+// InvalidArgument naming the JSON path of the first bad field (an unknown
+// field, a repeated key, a wrong type or value); never throws. Problems are
+// syntax-checked here; ValidateProblem is the caller's.
 absl::StatusOr<Manifest> ParseManifest(const std::string& json);
+
+// The text of the manifest file at `path`: NotFound if it cannot be opened,
+// InvalidArgument for anything but a regular file (a FIFO, a device) or one
+// over kMaxManifestBytes, checked before reading.
+absl::StatusOr<std::string> ReadManifestFile(const std::string& path);
 
 std::string ProblemToJson(const GemmProblem& problem, const std::string& name = "");
 std::string ManifestToJson(const Manifest& manifest);

@@ -1,8 +1,6 @@
 #include "api/src/manifest_kernels.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -59,11 +57,9 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
   std::set<std::pair<std::string, std::string>> seen;
   std::set<std::string> signatures;
   for (const std::string& path : paths) {
-    std::ifstream in(path);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<Manifest> manifest = ParseManifest(text.str());
+    absl::StatusOr<std::string> text = ReadManifestFile(path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<Manifest> manifest = ParseManifest(*text);
     if (!manifest.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", manifest.status().message()));
     }

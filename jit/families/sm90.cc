@@ -191,7 +191,7 @@ class Sm90Family final : public KernelFamily {
       ranked.emplace_back(Cost(p, c, target), c);
       // Split-K where the tiles leave SMs idle and each split keeps k-tiles.
       const int64_t ctas = std::max(1, target.multiprocessors / c.cluster_m);
-      for (int split : {2, 3, 4, 6, 8}) {
+      for (int split : {2, 3, 4}) {
         KernelConfig sc = c;
         sc.split_k = split;
         if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;

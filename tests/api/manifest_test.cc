@@ -1,5 +1,6 @@
 #include "api/src/manifest.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "api/src/record.h"
 #include "core/problem_signature.h"
 #include "gmock/gmock.h"
@@ -19,6 +21,7 @@ namespace jitgemm {
 namespace {
 
 using ::jitgemm::support::StatusIs;
+using ::testing::_;
 using ::testing::HasSubstr;
 
 TEST(ParseManifestTest, ReadsEveryField) {
@@ -77,6 +80,59 @@ TEST(ParseManifestTest, ErrorsNameThePath) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("epilogue.activation")));
   EXPECT_THAT(ParseManifest(R"({"version": 2, "problems": []})"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("version")));
+}
+
+// Issue 19, item 7: unknown fields and repeated keys were silently accepted,
+// and any pointer_alignment (3 warmed kernels no plan would accept).
+TEST(ParseManifestTest, UnknownFieldsRepeatedKeysAndOddAlignmentsAreRefused) {
+  EXPECT_THAT(ParseManifest(R"({"problems": [], "problemz": []})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'problemz'")));
+  EXPECT_THAT(ParseManifest(R"({"options": {"tunning": "fast"}, "problems": []})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'tunning'")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"m": 1, "a": {"layuot": "row"}}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'layuot'")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"epilogue": {"activaton": "relu"}}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'activaton'")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"mm": 1}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'mm'")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"m": 1, "m": 2}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("duplicate key \"m\"")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [], "problems": []})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"problems\"")));
+  for (int align : {0, 3, 5, 32, -16}) {
+    EXPECT_THAT(ParseManifest(absl::StrCat(R"({"options": {"pointer_alignment": )", align,
+                                           R"(}, "problems": []})")),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pointer_alignment")))
+        << align;
+  }
+  for (int align : {1, 2, 4, 8, 16}) {
+    EXPECT_TRUE(ParseManifest(absl::StrCat(R"({"options": {"pointer_alignment": )", align,
+                                           R"(}, "problems": []})"))
+                    .ok())
+        << align;
+  }
+}
+
+// Issue 19, item 3: no size or depth limit; /dev/zero aborted, a FIFO hung.
+TEST(ParseManifestTest, SizeAndDepthAreBoundedBeforeParsing) {
+  EXPECT_THAT(ParseManifest(std::string(100000, '[')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("deeper than")));
+  EXPECT_THAT(ParseManifest(std::string(kMaxManifestBytes + 1, ' ')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  EXPECT_THAT(ReadManifestFile("/dev/zero"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a regular file")));
+  const std::string dir = ::testing::TempDir() + "/manifest_limits_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "/fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(ReadManifestFile(fifo),  // would block forever on a plain open
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a regular file")));
+  const std::string big = dir + "/big.json";
+  std::filesystem::resize_file((std::ofstream(big), big), kMaxManifestBytes + 1);
+  EXPECT_THAT(ReadManifestFile(big),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  EXPECT_THAT(ReadManifestFile(dir + "/absent.json"), StatusIs(absl::StatusCode::kNotFound, _));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ParseManifestTest, RoundTripsThroughJson) {

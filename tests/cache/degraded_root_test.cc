@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "cache/disk_cache.h"
 #include "cache/fault_env.h"
 #include "cache/layout.h"
@@ -153,6 +155,24 @@ TEST_F(DiskCacheTest, UntrustedReadOnlyRootIsIgnoredWithAWarning) {
   EXPECT_THAT(err, HasSubstr("writable by every user"));
   EXPECT_THAT(cache->readonly_roots(), IsEmpty());
   EXPECT_EQ(cache->Lookup(key_, EntryKind::kCubin), std::nullopt);
+}
+
+// Issue 19, item 7: 8,000 missing read-only roots printed 8,000 lines, and
+// a root's name went to the terminal raw (newlines, escape sequences).
+TEST_F(DiskCacheTest, MissingReadOnlyRootsAreOneEscapedLine) {
+  CacheSettings s = TestSettings(root_);
+  s.readonly_roots.push_back(dir_.Sub("evil\n\x1b[2Jname"));
+  for (int i = 0; i < 8000; ++i)
+    s.readonly_roots.push_back(dir_.Sub(absl::StrCat("absent", i % 4000)));
+  ::testing::internal::CaptureStderr();
+  auto cache = DiskCache::Open(s);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CountWarnings(err), 1) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos);
+  EXPECT_THAT(err, HasSubstr("4001 read-only cache roots that do not exist"));
+  EXPECT_THAT(err, HasSubstr("evil\\n\\x1b[2Jname"));
+  EXPECT_THAT(err, HasSubstr("and 3998 more"));
 }
 
 // RELIABILITY 11: unusable roots degrade to pass-through with one warning.

@@ -92,6 +92,40 @@ TEST_F(RealEnvTest, NewWritableFileIsExclusive) {
   EXPECT_EQ(ReadBytes(path), "one");
 }
 
+// Issue 19: the walk under a cache root never follows a link below the root,
+// never opens a FIFO, and stops (without an error) at what does not exist.
+TEST_F(RealEnvTest, StatUnderFollowsNoLinkBelowTheRoot) {
+  ::mkdir(dir_.Sub("root").c_str(), 0755);
+  ::mkdir(dir_.Sub("root/a").c_str(), 0755);
+  ::mkdir(dir_.Sub("elsewhere").c_str(), 0755);
+  ::mkdir(dir_.Sub("elsewhere/c").c_str(), 0755);
+  ASSERT_EQ(::symlink(dir_.Sub("elsewhere").c_str(), dir_.Sub("root/a/b").c_str()), 0);
+  ASSERT_EQ(::mkfifo(dir_.Sub("root/a/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::symlink(dir_.Sub("root").c_str(), dir_.Sub("link-to-root").c_str()), 0);
+
+  absl::StatusOr<std::vector<FileInfo>> infos = env_.StatUnder(dir_.Sub("root"), "a/b/c");
+  ASSERT_THAT(infos, IsOk());
+  ASSERT_EQ(infos->size(), 3u);  // root, a, the link itself: never c inside it
+  EXPECT_TRUE((*infos)[1].is_directory);
+  EXPECT_TRUE((*infos)[2].is_symlink);
+  EXPECT_FALSE((*infos)[2].is_directory);
+
+  infos = env_.StatUnder(dir_.Sub("root"), "a/fifo");  // would block if opened for reading
+  ASSERT_THAT(infos, IsOk());
+  ASSERT_EQ(infos->size(), 3u);
+  EXPECT_FALSE((*infos)[2].is_regular || (*infos)[2].is_directory || (*infos)[2].is_symlink);
+
+  infos = env_.StatUnder(dir_.Sub("root"), "a/missing/deeper");
+  ASSERT_THAT(infos, IsOk());
+  EXPECT_EQ(infos->size(), 2u);
+
+  infos = env_.StatUnder(dir_.Sub("link-to-root"), "a");  // the root itself may be a link
+  ASSERT_THAT(infos, IsOk());
+  EXPECT_EQ(infos->size(), 2u);
+  EXPECT_THAT(env_.StatUnder(dir_.Sub("absent"), "a"),
+              StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+}
+
 TEST_F(RealEnvTest, ReadMissingIsNotFound) {
   EXPECT_THAT(env_.ReadFile(dir_.Sub("none"), 100),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("none")));

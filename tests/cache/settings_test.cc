@@ -12,6 +12,7 @@
 namespace jitgemm::cache {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -47,6 +48,16 @@ TEST(SettingsTest, RootPrecedence) {
             "/h/.cache/jitgemm");
   EXPECT_EQ(SettingsFromVariables(Vars({{"JITGEMM_CACHE_DIR", ""}, {"HOME", "/h"}})).root,
             "/h/.cache/jitgemm");
+}
+
+// Issue 19, item 7: a relative JITGEMM_CACHE_DIR was used as given, a
+// different cache in every working directory.
+TEST(SettingsTest, RelativeCacheDirIsRefusedWithAWarning) {
+  CacheSettings s =
+      SettingsFromVariables(Vars({{"JITGEMM_CACHE_DIR", "build/cache"}, {"HOME", "/h"}}));
+  EXPECT_EQ(s.root, "/h/.cache/jitgemm");
+  EXPECT_THAT(s.problems, ElementsAre(AllOf(HasSubstr("'build/cache' is not an absolute path"),
+                                            HasSubstr("/h/.cache/jitgemm"))));
 }
 
 TEST(SettingsTest, WithoutHomeFallsBackToPasswordDatabase) {

@@ -12,7 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "api/src/manifest.h"
+#include "cache/bundle_manifest.h"
 #include "cache/entry.h"
+#include "cache/entry_listing.h"
 #include "cache/key.h"
 #include "cache/tuning_record.h"
 #include "jit/kernel_store.h"
@@ -201,6 +203,31 @@ std::string CheckTuningRecord(std::string_view bytes) {
   return "";
 }
 
+// --- bundle manifest -------------------------------------------------------
+
+std::string CheckBundleManifest(std::string_view bytes) {
+  absl::StatusOr<cache::BundleManifest> m = cache::BundleManifest::FromJson(bytes);
+  if (!m.ok()) {
+    return WantCode(m.status(), absl::StatusCode::kInvalidArgument, "BundleManifest::FromJson");
+  }
+  if (bytes.size() > cache::kMaxBundleManifestBytes) return "accepted a text over the size limit";
+  for (const auto& [path, file] : m->files) {
+    if (!cache::ParseEntryRelativePath(path))
+      return absl::StrCat("accepted the path ", Quote(path));
+  }
+  const std::string json = m->ToJson();
+  absl::StatusOr<cache::BundleManifest> again = cache::BundleManifest::FromJson(json);
+  if (!again.ok()) {
+    return absl::StrCat("ToJson wrote what FromJson rejects: ", again.status().ToString(), " in ",
+                        Quote(json));
+  }
+  if (std::string json2 = again->ToJson(); json2 != json) {
+    return absl::StrCat("the manifest changed in a round trip: ", Quote(json), " -> ",
+                        Quote(json2));
+  }
+  return "";
+}
+
 // --- kernel binary ---------------------------------------------------------
 
 namespace {
@@ -247,6 +274,8 @@ const std::vector<FuzzTarget>& FuzzTargets() {
        [](std::string_view b) { return cache::ParseEntry(b).ok(); }},
       {"tuning_record", &CheckTuningRecord,
        [](std::string_view b) { return cache::TuningRecord::FromJson(b).ok(); }},
+      {"bundle_manifest", &CheckBundleManifest,
+       [](std::string_view b) { return cache::BundleManifest::FromJson(b).ok(); }},
       {"kernel_binary", &CheckKernelBinary,
        [](std::string_view b) {
          return jit::DeserializeBinary(absl::string_view(b.data(), b.size())).ok();

@@ -48,6 +48,11 @@ std::string CheckCacheEntry(std::string_view bytes);
 // ToJson and FromJson unchanged.
 std::string CheckTuningRecord(std::string_view bytes);
 
+// jitgemm::cache::BundleManifest::FromJson, bounded (size, depth, repeated
+// and unknown keys): a refusal is InvalidArgument; an accepted manifest lists
+// only well-formed entry paths and survives ToJson and FromJson unchanged.
+std::string CheckBundleManifest(std::string_view bytes);
+
 // jitgemm::jit::DeserializeBinary; an accepted binary survives
 // SerializeBinary and DeserializeBinary unchanged.
 std::string CheckKernelBinary(std::string_view bytes);

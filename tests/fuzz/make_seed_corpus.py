@@ -67,7 +67,7 @@ def manifests() -> None:
     write(t, "accept_unicode_name.json",
           '{"problems":[{"name":"\\u0000\\ud83d\\ude00\\u00e9 \\"q\\"","m":1,"n":2,"k":3}]}')
     write(t, "accept_utf8_bom.json", b'\xef\xbb\xbf{"problems":[]}')
-    write(t, "accept_duplicate_keys.json", '{"problems":[{"m":1,"m":2,"n":1,"k":1}]}')
+    write(t, "reject_duplicate_keys.json", '{"problems":[{"m":1,"m":2,"n":1,"k":1}]}')
     write(t, "accept_m_int64_max.json", '{"problems":[{"m":9223372036854775807,"n":1,"k":1}]}')
     write(t, "accept_alpha_denormal.json",
           '{"problems":[{"m":1,"n":1,"k":1,"epilogue":{"alpha":1e-45,"beta":-0.0}}]}')
@@ -143,7 +143,7 @@ def tuning_records() -> None:
     write(t, "accept_largest_double_time.json",
           record(candidate_us=[{"name": "x", "us": 1.7976931348623157e308}]))
     write(t, "accept_int_limits.json", record(sm_count=-2147483648, driver_version=2147483647))
-    write(t, "accept_extra_fields.json", record(extra={"nested": [1, 2, {"x": None}]}))
+    write(t, "reject_extra_fields.json", record(extra={"nested": [1, 2, {"x": None}]}))
     write(t, "reject_empty.json", "")
     write(t, "reject_truncated.json", record()[:60])
     write(t, "reject_array.json", "[1,2]")
@@ -241,10 +241,48 @@ def kernel_binaries() -> None:
     write(t, "reject_truncated_cubin.bin", binary()[:-5])
 
 
+# --- bundle manifest --------------------------------------------------------
+
+ENTRY_PATH = "v1/cubin/ab/ab0123456789abcdef0123456789abcd.bin"
+
+
+def bundle_manifest(**extra) -> dict:
+    m = {"format": "jitgemm-bundle-1", "created_by": "jitgemm-cache 0.1.0",
+         "created_at": "2026-11-23T00:00:00Z", "library_version": "0.1.0",
+         "selection": "whole cache", "manifests": ["a.json"],
+         "keys": {"arch": ["sm_90a"], "nvrtc": ["13000"]}, "entries": 1, "bytes": 10,
+         "kinds": {"cubin": {"entries": 1, "bytes": 10}, "tuning": {"entries": 0, "bytes": 0}},
+         "files": [{"path": ENTRY_PATH, "bytes": 10, "xxh3": "0123456789abcdef"}]}
+    m.update(extra)
+    return m
+
+
+def bundle_manifests() -> None:
+    t = "bundle_manifest"
+    write(t, "accept_full.json", json.dumps(bundle_manifest(), indent=1))
+    write(t, "accept_minimal.json", '{"format":"jitgemm-bundle-1","files":[]}')
+    write(t, "reject_empty.json", "")
+    write(t, "reject_deep_brackets.json", "[" * 4096)
+    write(t, "reject_deep_keys.json", '{"format":"jitgemm-bundle-1","files":[],"keys":'
+          + '{"a":' * 20 + '[]' + '}' * 21)
+    write(t, "reject_duplicate_files.json",
+          '{"format":"jitgemm-bundle-1","files":[],"files":[]}')
+    write(t, "reject_unknown_field.json", json.dumps(bundle_manifest(signer="me")))
+    write(t, "reject_unknown_file_field.json", json.dumps(bundle_manifest(
+        files=[{"path": ENTRY_PATH, "bytes": 10, "xxh3": "0", "mode": 511}])))
+    write(t, "reject_repeated_path.json", json.dumps(bundle_manifest(
+        files=[{"path": ENTRY_PATH, "bytes": 10, "xxh3": "0"}] * 2)))
+    write(t, "reject_traversal_path.json", json.dumps(bundle_manifest(
+        files=[{"path": "../v1/cubin/ab/x.bin", "bytes": 10, "xxh3": "0"}])))
+    write(t, "reject_negative_bytes.json", json.dumps(bundle_manifest(bytes=-1)))
+    write(t, "reject_other_format.json", json.dumps(bundle_manifest(format="jitgemm-bundle-2")))
+
+
 def main() -> int:
     manifests()
     tuning_records()
     cache_entries()
+    bundle_manifests()
     kernel_binaries()
     return 0
 

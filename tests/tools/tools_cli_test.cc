@@ -65,7 +65,7 @@ std::string Seed003() {
 
 std::set<std::string> EntriesUnder(const std::string& root) {
   std::set<std::string> out;
-  auto files = cache::ListEntryFiles(cache::Env::Default(), root);
+  auto files = cache::ListEntryFiles(cache::Env::Default(), root, cache::RootUse::kReadOnly);
   if (files.ok()) {
     for (const auto& f : *files) out.insert(f.relative_path);
   }
@@ -202,6 +202,18 @@ TEST_F(ToolsTest, CiScenarioBundleReadOnlyJitOffZeroCompiles) {
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr(absl::StrCat("imported ", expected.size(), " entries")));
   ExpectAllFound(CheckSeeds(Sub("imported"), ""), expected.size());
+}
+
+// Issue 19, item 5: a cap below the working set reported "N stores" and exit
+// 0 with nothing left on disk.
+TEST_F(ToolsTest, SizeCapThatCannotHoldTheWarmUpSaysSo) {
+  if (!jit::NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC cannot be loaded here: nothing to warm";
+  RunResult r = RunTool(
+      {kWarmup, "--arch=sm_90a", "--jobs=2", "--tuning=heuristic", "--progress=false", Seed003()},
+      {{"JITGEMM_CACHE_DIR", Cache()}, {"JITGEMM_CACHE_MAX_BYTES", "0"}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot hold what this warm-up stored"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr(" 0 evictions")));
 }
 
 TEST_F(ToolsTest, CheckReportsMissingKernels) {

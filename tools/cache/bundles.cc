@@ -1,11 +1,18 @@
 // jitgemm-cache export, import, verify-bundle: moving entries between
 // machines (cache/bundle.h).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -15,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "api/src/manifest_kernels.h"
 #include "cache/bundle.h"
+#include "cache/bundle_signature.h"
 #include "cache/disk_cache.h"
 #include "tools/cache/commands.h"
 
@@ -40,15 +48,16 @@ absl::Time CreationTime() {
 
 std::string Values(const BundleManifest& m, const std::string& field) {
   auto it = m.key_fields.find(field);
-  return it == m.key_fields.end() || it->second.empty() ? "-" : absl::StrJoin(it->second, ", ");
+  return it == m.key_fields.end() || it->second.empty() ? "-"
+                                                        : Esc(absl::StrJoin(it->second, ", "));
 }
 
 void PrintManifest(const BundleManifest& m) {
-  std::printf("bundle: %s, created by %s (jitgemm %s) at %s\n", m.format.c_str(),
-              m.created_by.c_str(), m.library_version.c_str(), m.created_at.c_str());
-  std::printf("selection: %s\n", m.selection.c_str());
+  std::printf("bundle: %s, created by %s (jitgemm %s) at %s\n", Esc(m.format).c_str(),
+              Esc(m.created_by).c_str(), Esc(m.library_version).c_str(), Esc(m.created_at).c_str());
+  std::printf("selection: %s\n", Esc(m.selection).c_str());
   if (!m.manifests.empty()) {
-    std::printf("manifests: %s\n", absl::StrJoin(m.manifests, ", ").c_str());
+    std::printf("manifests: %s\n", Esc(absl::StrJoin(m.manifests, ", ")).c_str());
   }
   std::printf("keys: arch %s; nvrtc %s; abi %s; sources %s\n", Values(m, "arch").c_str(),
               Values(m, "nvrtc").c_str(), Values(m, "abi").c_str(), Values(m, "sources").c_str());
@@ -57,13 +66,19 @@ void PrintManifest(const BundleManifest& m) {
 }
 
 void PrintProblems(const cache::BundleVerifyReport& r) {
-  for (const cache::BadEntry& bad : r.corrupt) {
-    std::printf("corrupt: %s: %s\n", bad.path.c_str(), bad.reason.c_str());
+  std::printf("signature: %s\n", Esc(r.signature).c_str());
+  if (!r.signature_error.empty()) {
+    std::printf("signature refused: %s\n", Esc(r.signature_error).c_str());
   }
-  for (const std::string& p : r.missing) std::printf("missing (listed, absent): %s\n", p.c_str());
+  for (const cache::BadEntry& bad : r.corrupt) {
+    std::printf("corrupt: %s: %s\n", Esc(bad.path).c_str(), Esc(bad.reason).c_str());
+  }
+  for (const std::string& p : r.missing)
+    std::printf("missing (listed, absent): %s\n", Esc(p).c_str());
   for (const std::string& p : r.unlisted)
-    std::printf("unlisted (not in the manifest): %s\n", p.c_str());
-  for (const std::string& p : r.ignored) std::printf("ignored archive member: %s\n", p.c_str());
+    std::printf("unlisted (not in the manifest): %s\n", Esc(p).c_str());
+  for (const std::string& p : r.ignored)
+    std::printf("ignored archive member: %s\n", Esc(p).c_str());
 }
 
 // Why this build would find none of the bundle's kernels, or "".
@@ -114,7 +129,7 @@ int ExportCommand() {
   req.from = absl::GetFlag(FLAGS_from);
   std::string source = req.from;
   if (req.from.empty()) {
-    std::shared_ptr<cache::DiskCache> c = cache::DiskCache::Default();
+    std::shared_ptr<cache::DiskCache> c = OpenForLooking();
     req.roots = c->readonly_roots();
     if (c->mode() != cache::CacheMode::kOff) req.roots.push_back(c->root());
     source = absl::StrJoin(req.roots, ":");
@@ -176,6 +191,14 @@ int ExportCommand() {
         req.tuning_filter ? ", with their tuning records" : "");
     for (const std::string& m : manifests) req.manifests.push_back(BaseName(m));
   }
+  if (const std::string key_file = absl::GetFlag(FLAGS_sign_key); !key_file.empty()) {
+    absl::StatusOr<std::string> pem = cache::Env::Default()->ReadFile(key_file, 64 << 10);
+    if (!pem.ok()) {
+      Complain(absl::StrCat("--sign-key: ", pem.status().message()));
+      return kExitUsage;
+    }
+    req.sign_key_pem = std::move(pem).value();
+  }
   req.created_by = "jitgemm-cache " JITGEMM_VERSION_STRING;
   req.library_version = JITGEMM_VERSION_STRING;
   req.created_at = CreationTime();
@@ -190,9 +213,9 @@ int ExportCommand() {
     auto it = m.kinds.find(k);
     return it == m.kinds.end() ? cache::KindTotals{} : it->second;
   };
-  std::printf("wrote %s %s from %s\n", r->archive ? "archive" : "directory", r->out.c_str(),
-              source.c_str());
-  std::printf("selection: %s\n", m.selection.c_str());
+  std::printf("wrote %s %s from %s\n", r->archive ? "archive" : "directory", Esc(r->out).c_str(),
+              Esc(source).c_str());
+  std::printf("selection: %s\n", Esc(m.selection).c_str());
   std::printf(
       "entries: %llu, %s: %llu kernels (%s), %llu tuning records (%s)\n",
       static_cast<unsigned long long>(m.entries), Bytes(m.bytes).c_str(),
@@ -201,10 +224,10 @@ int ExportCommand() {
   std::printf("keys: arch %s; nvrtc %s; abi %s; sources %s\n", Values(m, "arch").c_str(),
               Values(m, "nvrtc").c_str(), Values(m, "abi").c_str(), Values(m, "sources").c_str());
   for (const cache::BadEntry& bad : r->corrupt) {
-    std::printf("skipped corrupt: %s: %s\n", bad.path.c_str(), bad.reason.c_str());
+    std::printf("skipped corrupt: %s: %s\n", Esc(bad.path).c_str(), Esc(bad.reason).c_str());
   }
   for (const std::string& hex : r->missing) {
-    std::printf("MISSING %s [%s]\n", name_of[hex].c_str(), hex.c_str());
+    std::printf("MISSING %s [%s]\n", Esc(name_of[hex]).c_str(), Esc(hex).c_str());
   }
   if (!r->missing.empty()) {
     std::printf(
@@ -231,14 +254,14 @@ int ImportCommand() {
   if (v.manifest.has_value()) {
     PrintManifest(*v.manifest);
   } else {
-    std::printf("note: %s; importing every sound entry\n", v.manifest_error.c_str());
+    std::printf("note: %s; importing every sound entry\n", Esc(v.manifest_error).c_str());
   }
   PrintProblems(v);
   std::printf(
       "imported %llu entries (%s) into %s; %llu already present; skipped %zu corrupt, "
       "%zu unlisted; %zu listed but missing; %llu store failures\n",
       static_cast<unsigned long long>(r->imported), Bytes(r->imported_bytes).c_str(),
-      c->root().c_str(), static_cast<unsigned long long>(r->already_present), v.corrupt.size(),
+      Esc(c->root()).c_str(), static_cast<unsigned long long>(r->already_present), v.corrupt.size(),
       v.unlisted.size(), v.missing.size(), static_cast<unsigned long long>(r->store_failures));
   const bool clean =
       v.corrupt.empty() && v.unlisted.empty() && v.missing.empty() && r->store_failures == 0;
@@ -251,7 +274,20 @@ int VerifyBundleCommand() {
     Complain("verify-bundle needs --from=DIR or --from=FILE.tar");
     return kExitUsage;
   }
-  absl::StatusOr<cache::BundleVerifyReport> r = cache::VerifyBundle(from, cache::Env::Default());
+  // The keys a jitgemm process here would trust: with them set, an unsigned
+  // bundle fails verification.
+  std::optional<cache::TrustedKeys> keys;
+  if (const cache::CacheSettings s = cache::CacheSettings::FromEnvironment();
+      !s.trusted_keys.empty()) {
+    absl::StatusOr<cache::TrustedKeys> loaded = cache::TrustedKeys::Load(s.trusted_keys);
+    if (!loaded.ok()) {
+      Complain(absl::StrCat("JITGEMM_CACHE_TRUSTED_KEYS: ", loaded.status().message()));
+      return kExitProblems;
+    }
+    keys = std::move(loaded).value();
+  }
+  absl::StatusOr<cache::BundleVerifyReport> r =
+      cache::VerifyBundle(from, cache::Env::Default(), keys ? &*keys : nullptr);
   if (!r.ok()) {
     Complain(absl::StrCat("verify-bundle: ", r.status().ToString()));
     return kExitProblems;
@@ -259,17 +295,17 @@ int VerifyBundleCommand() {
   if (r->manifest.has_value()) {
     PrintManifest(*r->manifest);
   } else {
-    std::printf("%s\n", r->manifest_error.c_str());
+    std::printf("%s\n", Esc(r->manifest_error).c_str());
   }
   if (absl::GetFlag(FLAGS_list) && r->manifest.has_value()) {
     for (const auto& [path, file] : r->manifest->files) {
-      std::printf("  %s %llu %s\n", path.c_str(), static_cast<unsigned long long>(file.bytes),
-                  file.checksum.c_str());
+      std::printf("  %s %llu %s\n", Esc(path).c_str(), static_cast<unsigned long long>(file.bytes),
+                  Esc(file.checksum).c_str());
     }
   }
   PrintProblems(*r);
   std::printf("%s: %llu entries present, %llu sound (%s), %zu corrupt, %zu missing, %zu unlisted\n",
-              from.c_str(), static_cast<unsigned long long>(r->entries),
+              Esc(from).c_str(), static_cast<unsigned long long>(r->entries),
               static_cast<unsigned long long>(r->valid), Bytes(r->bytes).c_str(), r->corrupt.size(),
               r->missing.size(), r->unlisted.size());
   if (!r->ok()) {
@@ -283,6 +319,37 @@ int VerifyBundleCommand() {
     return kExitIncompatible;
   }
   std::printf("bundle OK\n");
+  return kExitOk;
+}
+
+int KeygenCommand() {
+  const std::string prefix = absl::GetFlag(FLAGS_out);
+  if (prefix.empty()) {
+    Complain("keygen needs --out=PREFIX (writes PREFIX.key and PREFIX.pub)");
+    return kExitUsage;
+  }
+  absl::StatusOr<cache::SigningKeyPair> pair = cache::GenerateSigningKey();
+  if (!pair.ok()) {
+    Complain(pair.status().ToString());
+    return kExitProblems;
+  }
+  // O_EXCL: never overwrite a key; the private one is for its owner only.
+  for (const auto& [suffix, text, mode] : {std::tuple{".key", &pair->private_pem, 0600},
+                                           std::tuple{".pub", &pair->public_pem, 0644}}) {
+    const std::string path = prefix + suffix;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    const bool written =
+        fd >= 0 && ::write(fd, text->data(), text->size()) == static_cast<ssize_t>(text->size());
+    if (fd >= 0) ::close(fd);
+    if (!written) {
+      Complain(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+      return kExitProblems;
+    }
+  }
+  std::printf(
+      "wrote %s.key (private: sign with export --sign-key=%s.key) and %s.pub (public: list "
+      "it in JITGEMM_CACHE_TRUSTED_KEYS)\n",
+      Esc(prefix).c_str(), Esc(prefix).c_str(), Esc(prefix).c_str());
   return kExitOk;
 }
 

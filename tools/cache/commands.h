@@ -8,12 +8,14 @@
 #define JITGEMM_TOOLS_CACHE_COMMANDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/strings/string_view.h"
+#include "cache/disk_cache.h"
 
 ABSL_DECLARE_FLAG(bool, remove_corrupt);
 ABSL_DECLARE_FLAG(std::string, max_bytes);
@@ -26,6 +28,7 @@ ABSL_DECLARE_FLAG(std::string, tuning);
 ABSL_DECLARE_FLAG(int, sms);
 ABSL_DECLARE_FLAG(bool, tuning_records);
 ABSL_DECLARE_FLAG(bool, list);
+ABSL_DECLARE_FLAG(std::string, sign_key);
 
 namespace jitgemm::tools {
 
@@ -41,12 +44,19 @@ int ClearCommand();
 int ExportCommand();
 int ImportCommand();
 int VerifyBundleCommand();
+int KeygenCommand();
 
 // "123456", "512M", "4G", "1.5G" is not accepted; K, M, G, T are powers of
 // 1024, with an optional "B" or "iB".
 std::optional<uint64_t> ParseByteCount(absl::string_view text);
 // "1234567 bytes (1.2 MiB)".
 std::string Bytes(uint64_t bytes);
+// The cache a jitgemm process would use, opened read-only: commands that only
+// look create nothing, not even the root's folders.
+std::shared_ptr<cache::DiskCache> OpenForLooking();
+// `text` with control characters and bytes outside printable ASCII escaped
+// C-style: paths and names come from disks and bundles other people made.
+std::string Esc(absl::string_view text);
 // Prints "jitgemm-cache: <message>" to stderr.
 void Complain(absl::string_view message);
 

@@ -9,10 +9,11 @@
 //                        [--manifest=a.json,b.json [--arch=sm_90a] [--tuning=..] [--sms=N]]
 //   jitgemm-cache import --from=DIR|FILE.tar
 //   jitgemm-cache verify-bundle --from=DIR|FILE.tar [--arch=sm_90a] [--list]
+//   jitgemm-cache keygen --out=PREFIX      (PREFIX.key private, PREFIX.pub public)
 //
 // The cache is the one a jitgemm process would use: JITGEMM_CACHE_DIR (else
 // $XDG_CACHE_HOME/jitgemm, else ~/.cache/jitgemm), JITGEMM_CACHE_READONLY_DIRS,
-// JITGEMM_CACHE, JITGEMM_CACHE_MAX_BYTES.
+// JITGEMM_CACHE, JITGEMM_CACHE_MAX_BYTES, JITGEMM_CACHE_TRUSTED_KEYS.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -46,6 +47,9 @@ ABSL_FLAG(int, sms, 0, "export --manifest: SM count of the target part, as jitge
 ABSL_FLAG(bool, tuning_records, true,
           "export --manifest: also copy the stored tuning decisions of the manifests' problems.");
 ABSL_FLAG(bool, list, false, "verify, verify-bundle: list every entry checked.");
+ABSL_FLAG(std::string, sign_key, "",
+          "export: sign the bundle's manifest with this Ed25519 private key (PEM file), for "
+          "processes that set JITGEMM_CACHE_TRUSTED_KEYS.");
 
 namespace {
 
@@ -56,10 +60,11 @@ constexpr char kUsage[] =
     "  verify [--remove-corrupt]   parse every entry; report (and delete) corrupt ones\n"
     "  prune [--max-bytes=N]       evict least recently used entries down to N bytes\n"
     "  clear [--yes]               remove every entry of the writable root\n"
-    "  export --out=DIR|FILE.tar   write a bundle of the cache (or, with --manifest=m.json\n"
-    "         [--manifest=.. --arch=sm_90a]  --arch=.., only the kernels those manifests need)\n"
+    "  export --out=DIR|FILE.tar   write a bundle of the cache (--sign-key=FILE signs it; with\n"
+    "         [--manifest=.. --arch=sm_90a]  --manifest=m.json --arch=.., only their kernels)\n"
     "  import --from=DIR|FILE.tar  check a bundle and publish its entries into the cache\n"
     "  verify-bundle --from=...    check every entry of a bundle against its manifest\n"
+    "  keygen --out=PREFIX         an Ed25519 key pair for export --sign-key=PREFIX.key\n"
     "Exit status: 0 ok, 1 problems found or failure, 2 bundle intact but not for this\n"
     "build (verify-bundle), 64 usage. See docs/deploying.md.";
 
@@ -101,6 +106,7 @@ int main(int argc, char** argv) {
   if (command == "export") return ExportCommand();
   if (command == "import") return ImportCommand();
   if (command == "verify-bundle") return VerifyBundleCommand();
+  if (command == "keygen") return KeygenCommand();
   Complain(absl::StrCat("unknown command '", command, "'"));
   std::fprintf(stderr, "%s\n", kUsage);
   return kExitUsage;

@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +18,7 @@
 #include "cache/bundle.h"
 #include "cache/disk_cache.h"
 #include "cache/layout.h"
+#include "cache/log.h"
 #include "tools/cache/commands.h"
 
 namespace jitgemm::tools {
@@ -26,7 +28,20 @@ using cache::DiskCache;
 using cache::EntryKind;
 
 void Complain(absl::string_view message) {
-  std::fprintf(stderr, "jitgemm-cache: %s\n", std::string(message).c_str());
+  std::fprintf(stderr, "jitgemm-cache: %s\n", Esc(message).c_str());
+}
+
+std::string Esc(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
+      out.push_back(c);
+    } else {
+      absl::StrAppend(&out, absl::CHexEscape(absl::string_view(&c, 1)));
+    }
+  }
+  return out;
 }
 
 std::optional<uint64_t> ParseByteCount(absl::string_view text) {
@@ -76,9 +91,9 @@ struct RootListing {
   absl::Time oldest = absl::InfiniteFuture(), newest = absl::InfinitePast();
 };
 
-absl::StatusOr<RootListing> ListRoot(const std::string& root) {
+absl::StatusOr<RootListing> ListRoot(const std::string& root, cache::RootUse use) {
   absl::StatusOr<std::vector<cache::EntryFileInfo>> files =
-      cache::ListEntryFiles(cache::Env::Default(), root);
+      cache::ListEntryFiles(cache::Env::Default(), root, use);
   if (!files.ok()) return files.status();
   RootListing out;
   for (const cache::EntryFileInfo& f : *files) {
@@ -113,10 +128,9 @@ void CountLeftovers(const std::string& root, int* temps, int* old_temps, int* lo
   }
   absl::StatusOr<std::vector<std::string>> names = env->ListDir(cache::LockDir(root));
   if (names.ok()) {
-    *locks = static_cast<int>(std::count_if(names->begin(), names->end(),
-                                            [](const std::string& n) {
-                                              return cache::IsLockFileName(n);
-                                            }));
+    *locks = static_cast<int>(std::count_if(names->begin(), names->end(), [](const std::string& n) {
+      return cache::IsLockFileName(n);
+    }));
   }
 }
 
@@ -142,18 +156,32 @@ bool WritableRootReadable(const DiskCache& c) {
 
 }  // namespace
 
+std::shared_ptr<DiskCache> OpenForLooking() {
+  cache::CacheSettings settings = cache::CacheSettings::FromEnvironment();
+  if (settings.mode == CacheMode::kReadWrite) settings.mode = CacheMode::kReadOnly;
+  return DiskCache::Open(std::move(settings));
+}
+
 int StatsCommand() {
-  std::shared_ptr<DiskCache> c = DiskCache::Default();
-  std::printf("root: %s\n", c->root().c_str());
-  std::printf("mode: %s (configured: %s)\n", cache::CacheModeName(c->mode()),
-              cache::CacheModeName(c->settings().mode));
+  std::shared_ptr<DiskCache> c = OpenForLooking();
+  const CacheMode configured = cache::CacheSettings::FromEnvironment().mode;
+  std::printf("root: %s\n", cache::QuotedForHumans(c->root()).c_str());
+  // Opened read-only so as to create nothing; a process would write a
+  // usable root it may write to.
+  const CacheMode mode = configured == CacheMode::kReadWrite && c->root_usable() &&
+                                 cache::Env::Default()->IsWritableDir(c->root())
+                             ? CacheMode::kReadWrite
+                             : c->mode();
+  std::printf("mode: %s (configured: %s)\n", cache::CacheModeName(mode),
+              cache::CacheModeName(configured));
   std::printf("size cap: %s\n", Bytes(c->settings().max_bytes).c_str());
-  std::printf("read-only roots: %s\n",
-              c->readonly_roots().empty() ? "none" : absl::StrJoin(c->readonly_roots(), ":").c_str());
+  std::printf("read-only roots: %s\n", c->readonly_roots().empty()
+                                           ? "none"
+                                           : absl::StrJoin(c->readonly_roots(), ":").c_str());
   for (const std::string& ro : c->settings().readonly_roots) {
     if (std::find(c->readonly_roots().begin(), c->readonly_roots().end(), ro) ==
         c->readonly_roots().end()) {
-      std::printf("ignored read-only root: %s (see the warning above)\n", ro.c_str());
+      std::printf("ignored read-only root: %s (see the warning above)\n", Esc(ro).c_str());
     }
   }
   int status = kExitOk;
@@ -163,14 +191,15 @@ int StatsCommand() {
   if (WritableRootReadable(*c)) roots.push_back({c->root(), "writable"});
   std::optional<RootListing> writable;
   for (const auto& [root, tier] : roots) {
-    absl::StatusOr<RootListing> l = ListRoot(root);
+    absl::StatusOr<RootListing> l =
+        ListRoot(root, tier == "writable" ? cache::RootUse::kWritable : cache::RootUse::kReadOnly);
     if (!l.ok()) {
       Complain(absl::StrCat("cannot list ", root, ": ", l.status().ToString()));
       status = kExitProblems;
       continue;
     }
     for (int k = 0; k < 2; ++k) {
-      std::printf("| %s | %s | %s | %llu | %llu |\n", root.c_str(), tier.c_str(),
+      std::printf("| %s | %s | %s | %llu | %llu |\n", Esc(root).c_str(), tier.c_str(),
                   Kind(kKinds[k]).c_str(), static_cast<unsigned long long>(l->entries[k]),
                   static_cast<unsigned long long>(l->bytes[k]));
     }
@@ -184,9 +213,10 @@ int StatsCommand() {
                 100.0 * static_cast<double>(total) /
                     static_cast<double>(std::max<uint64_t>(1, c->settings().max_bytes)));
     if (writable->entries[0] + writable->entries[1] > 0) {
-      std::printf("least recently used: %s, most recently used: %s\n",
-                  absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->oldest, absl::LocalTimeZone()).c_str(),
-                  absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->newest, absl::LocalTimeZone()).c_str());
+      std::printf(
+          "least recently used: %s, most recently used: %s\n",
+          absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->oldest, absl::LocalTimeZone()).c_str(),
+          absl::FormatTime("%Y-%m-%d %H:%M:%S", writable->newest, absl::LocalTimeZone()).c_str());
     }
     int temps = 0, old_temps = 0, locks = 0;
     CountLeftovers(c->root(), &temps, &old_temps, &locks);
@@ -200,8 +230,8 @@ int StatsCommand() {
 }
 
 int VerifyCommand() {
-  std::shared_ptr<DiskCache> c = DiskCache::Default();
   const bool remove = absl::GetFlag(FLAGS_remove_corrupt);
+  std::shared_ptr<DiskCache> c = remove ? DiskCache::Default() : OpenForLooking();
   std::vector<std::pair<std::string, bool>> roots;  // root, writable
   for (const std::string& ro : c->readonly_roots()) roots.push_back({ro, false});
   if (WritableRootReadable(*c)) roots.push_back({c->root(), true});
@@ -213,13 +243,15 @@ int VerifyCommand() {
   std::printf("| root | tier | entries | valid | corrupt |\n| --- | --- | --- | --- | --- |\n");
   std::vector<std::string> lines;
   for (const auto& [root, writable] : roots) {
-    absl::StatusOr<cache::RootVerifyReport> r = cache::VerifyRoot(cache::Env::Default(), root);
+    absl::StatusOr<cache::RootVerifyReport> r =
+        cache::VerifyRoot(cache::Env::Default(), root,
+                          writable ? cache::RootUse::kWritable : cache::RootUse::kReadOnly);
     if (!r.ok()) {
       Complain(absl::StrCat("cannot verify ", root, ": ", r.status().ToString()));
       remaining += 1;
       continue;
     }
-    std::printf("| %s | %s | %llu | %llu | %zu |\n", root.c_str(),
+    std::printf("| %s | %s | %llu | %llu | %zu |\n", Esc(root).c_str(),
                 writable ? "writable" : "read-only", static_cast<unsigned long long>(r->entries),
                 static_cast<unsigned long long>(r->valid), r->corrupt.size());
     for (const cache::BadEntry& bad : r->corrupt) {
@@ -236,8 +268,8 @@ int VerifyCommand() {
         absl::StatusOr<cache::VerifyReport> removed = c->Verify(/*remove_corrupt=*/true);
         if (removed.ok()) {
           left = 0;
-          lines.push_back(absl::StrCat("removed ", removed->corrupt.size(),
-                                       " corrupt entries from ", root));
+          lines.push_back(
+              absl::StrCat("removed ", removed->corrupt.size(), " corrupt entries from ", root));
         } else {
           lines.push_back(absl::StrCat("removing failed: ", removed.status().ToString()));
         }
@@ -247,8 +279,9 @@ int VerifyCommand() {
   }
   if (!lines.empty()) std::printf("\n%s\n", absl::StrJoin(lines, "\n").c_str());
   if (remaining > 0 && !remove) {
-    std::printf("corrupt entries are misses (jitgemm rebuilds them); delete them with "
-                "`jitgemm-cache verify --remove-corrupt`\n");
+    std::printf(
+        "corrupt entries are misses (jitgemm rebuilds them); delete them with "
+        "`jitgemm-cache verify --remove-corrupt`\n");
   }
   return remaining > 0 ? kExitProblems : kExitOk;
 }
@@ -282,7 +315,7 @@ int PruneCommand() {
   }
   const uint64_t evicted = c->counters().evictions;
   std::printf("pruned %s to %s: removed %llu entries, %s; left %llu entries, %s\n",
-              c->root().c_str(), Bytes(max_bytes).c_str(),
+              Esc(c->root()).c_str(), Bytes(max_bytes).c_str(),
               static_cast<unsigned long long>(evicted),
               Bytes(before->bytes > after->bytes ? before->bytes - after->bytes : 0).c_str(),
               static_cast<unsigned long long>(after->entries), Bytes(after->bytes).c_str());
@@ -302,7 +335,7 @@ int ClearCommand() {
     return kExitProblems;
   }
   if (before->entries == 0) {
-    std::printf("%s holds no entries; nothing to clear\n", c->root().c_str());
+    std::printf("%s holds no entries; nothing to clear\n", Esc(c->root()).c_str());
     return kExitOk;
   }
   if (!absl::GetFlag(FLAGS_yes)) {
@@ -313,7 +346,7 @@ int ClearCommand() {
     }
     std::printf("Remove all %llu entries (%s) from %s? [y/N] ",
                 static_cast<unsigned long long>(before->entries), Bytes(before->bytes).c_str(),
-                c->root().c_str());
+                Esc(c->root()).c_str());
     std::fflush(stdout);
     std::string answer;
     std::getline(std::cin, answer);
@@ -330,7 +363,7 @@ int ClearCommand() {
     Complain(absl::StrCat("clear: ", (!cleared.ok() ? cleared : after.status()).ToString()));
     return kExitProblems;
   }
-  std::printf("cleared %s: removed %llu entries, %s", c->root().c_str(),
+  std::printf("cleared %s: removed %llu entries, %s", Esc(c->root()).c_str(),
               static_cast<unsigned long long>(c->counters().evictions),
               Bytes(before->bytes > after->bytes ? before->bytes - after->bytes : 0).c_str());
   if (after->entries > 0) {

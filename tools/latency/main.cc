@@ -13,9 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -138,10 +136,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: jitgemm-latency [--tuning=...] manifest.json\n");
     return 64;
   }
-  std::ifstream in(args[1]);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto manifest = jitgemm::ParseManifest(text.str());
+  absl::StatusOr<std::string> text = jitgemm::ReadManifestFile(args[1]);
+  if (!text.ok()) {
+    std::fprintf(stderr, "%s\n", text.status().ToString().c_str());
+    return 1;
+  }
+  auto manifest = jitgemm::ParseManifest(*text);
   if (!manifest.ok()) {
     std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
     return 1;

@@ -14,6 +14,7 @@
 // process with JITGEMM_JIT=off takes (memory, read-only roots, writable root)
 // and reports found / missing with the counters; exits 1 if any is missing.
 // See docs/deploying.md.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,8 @@
 #include "absl/strings/str_join.h"
 #include "api/src/manifest_kernels.h"
 #include "cache/disk_cache.h"
+#include "cache/layout.h"
+#include "cache/log.h"
 
 ABSL_FLAG(std::string, arch, "",
           "Target architecture, e.g. sm_90a. Empty: the current GPU's (a GPU is then needed).");
@@ -57,6 +60,21 @@ enum class Outcome { kCompiled, kCached, kFailed };
 const char* OutcomeWord(Outcome o, bool check) {
   if (check) return o == Outcome::kFailed ? "MISSING " : "found   ";
   return o == Outcome::kCompiled ? "compiled" : o == Outcome::kCached ? "cached  " : "FAILED  ";
+}
+
+// How many of `tasks`' kernels have no entry in the writable root.
+int KernelsNotOnDisk(cache::DiskCache& cache, const std::vector<tools::ManifestKernel>& tasks,
+                     const std::string& arch) {
+  int missing = 0;
+  for (const tools::ManifestKernel& t : tasks) {
+    absl::StatusOr<cache::CacheKey> key = tools::KernelCacheKey(t.source, arch);
+    struct stat st;
+    if (!key.ok() ||
+        ::stat(cache::EntryPath(cache.root(), cache::EntryKind::kCubin, *key).c_str(), &st) != 0) {
+      ++missing;
+    }
+  }
+  return missing;
 }
 
 int Main(int argc, char** argv) {
@@ -201,10 +219,22 @@ int Main(int argc, char** argv) {
       ms.empty()
           ? "-"
           : absl::StrFormat("%.0f (%.0f-%.0f)", ms[ms.size() / 2], ms.front(), ms.back()).c_str());
-  std::printf("cache: %s (%s), %llu stores, %llu store failures\n", cache->root().c_str(),
-              cache::CacheModeName(cache->mode()), static_cast<unsigned long long>(counters.stores),
-              static_cast<unsigned long long>(counters.store_failures));
-  return failed + invalid > 0 ? 1 : 0;
+  std::printf("cache: %s (%s), %llu stores, %llu store failures, %llu evictions\n",
+              cache::QuotedForHumans(cache->root()).c_str(), cache::CacheModeName(cache->mode()),
+              static_cast<unsigned long long>(counters.stores),
+              static_cast<unsigned long long>(counters.store_failures),
+              static_cast<unsigned long long>(counters.evictions));
+  // A cap below the working set evicts what was just stored: say so, or the
+  // warm-up looks done while the disk holds nothing.
+  const int evicted = counters.evictions > 0 ? KernelsNotOnDisk(*cache, tasks, arch) : 0;
+  if (evicted > 0) {
+    std::printf(
+        "the size cap (%llu bytes, JITGEMM_CACHE_MAX_BYTES) cannot hold what this warm-up "
+        "stored: %llu entries evicted, %d of %zu kernels no longer on disk\n",
+        static_cast<unsigned long long>(cache->settings().max_bytes),
+        static_cast<unsigned long long>(counters.evictions), evicted, tasks.size());
+  }
+  return failed + invalid + evicted > 0 ? 1 : 0;
 }
 
 }  // namespace

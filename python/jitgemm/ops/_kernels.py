@@ -133,8 +133,10 @@ def check_linear(x, weight, bias, activation, fake=False) -> int:
     return act
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
-           activation: str) -> torch.Tensor:
+# Defaults as in the schemas: PyTorch's dispatcher may leave trailing
+# arguments that equal their defaults out of the call.
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+           activation: str = "none") -> torch.Tensor:
     device = x.device
     sig = ("linear", x.shape, x.stride(), x.dtype, device, weight.shape, weight.stride(),
            weight.dtype, weight.device, _tensor_sig(bias), activation)
@@ -180,8 +182,8 @@ def check_grouped(x, weight, bias, activation, fake=False) -> int:
     return act
 
 
-def grouped_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
-                   activation: str) -> torch.Tensor:
+def grouped_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                   activation: str = "none") -> torch.Tensor:
     """y[..., g, :] = act(x[..., g, :] @ weight[g].T + bias[g]), one batched problem over g."""
     device = x.device
     sig = ("grouped", x.shape, x.stride(), x.dtype, device, weight.shape, weight.stride(),

@@ -1,0 +1,118 @@
+#include "cache/folder_trust.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "cache/layout.h"
+#include "cache/log.h"
+
+namespace jitgemm::cache {
+namespace {
+
+// Owner and mode, for any object at or below a root.
+absl::Status CheckOwnerAndMode(const FileInfo& info, const std::string& path, RootUse use,
+                               uint32_t root_owner, bool is_root) {
+  if (info.mode & S_IWOTH) {
+    return absl::FailedPreconditionError(absl::StrFormat("%s is writable by every user (mode %04o)",
+                                                         QuotedForHumans(path), info.mode));
+  }
+  const uint32_t me = static_cast<uint32_t>(::geteuid());
+  if (info.uid == me || info.uid == 0) return absl::OkStatus();
+  if (use == RootUse::kReadOnly && (is_root || info.uid == root_owner)) return absl::OkStatus();
+  if (use == RootUse::kWritable) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s belongs to uid %d, not to this user (uid %d) or root",
+                        QuotedForHumans(path), info.uid, me));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrFormat("%s belongs to uid %d, not to this user (uid %d), root or the owner of "
+                      "the read-only root (uid %d)",
+                      QuotedForHumans(path), info.uid, me, root_owner));
+}
+
+absl::Status CheckFolder(const FileInfo& info, const std::string& path, RootUse use,
+                         uint32_t root_owner, bool is_root) {
+  if (info.is_symlink) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(QuotedForHumans(path), " is a symlink (never followed inside a cache root)"));
+  }
+  if (!info.is_directory) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(QuotedForHumans(path), " is not a directory"));
+  }
+  return CheckOwnerAndMode(info, path, use, root_owner, is_root);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<FileInfo>> CheckTrustedFolders(Env* env, const std::string& root,
+                                                          absl::string_view relative, RootUse use,
+                                                          bool last_is_file) {
+  absl::StatusOr<std::vector<FileInfo>> infos = env->StatUnder(root, relative);
+  if (!infos.ok()) return infos.status();
+  const std::vector<absl::string_view> parts = absl::StrSplit(relative, '/', absl::SkipEmpty());
+  const uint32_t root_owner = infos->front().uid;
+  std::string path = root;
+  for (size_t i = 0; i < infos->size(); ++i) {
+    if (i > 0) path = JoinPath(path, parts[i - 1]);
+    if (last_is_file && i == parts.size()) break;
+    absl::Status s = CheckFolder((*infos)[i], path, use, root_owner, i == 0);
+    if (!s.ok()) return s;
+  }
+  return infos;
+}
+
+absl::Status CheckTrustedFile(const FileInfo& info, const std::string& path, RootUse use,
+                              uint32_t root_owner) {
+  if (info.is_symlink)
+    return absl::FailedPreconditionError(absl::StrCat(QuotedForHumans(path), " is a symlink"));
+  if (!info.is_regular) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(QuotedForHumans(path), " is not a regular file"));
+  }
+  return CheckOwnerAndMode(info, path, use, root_owner, /*is_root=*/false);
+}
+
+absl::Status CheckTrustedLockDir(Env* env, const std::string& root, RootUse use) {
+  const std::string locks = absl::StrCat(kLayoutDir, "/locks");
+  absl::StatusOr<std::vector<FileInfo>> infos =
+      CheckTrustedFolders(env, root, locks, use, /*last_is_file=*/true);
+  if (!infos.ok()) return infos.status();
+  if (infos->size() != 3 || infos->back().is_regular) return absl::OkStatus();
+  return CheckTrustedFolders(env, root, locks, use).status();
+}
+
+absl::Status CheckTrustedTree(Env* env, const std::string& root, RootUse use) {
+  absl::Status locks = CheckTrustedLockDir(env, root, use);
+  if (!locks.ok()) return locks;
+  std::vector<std::string> folders;
+  for (EntryKind kind : kAllEntryKinds) {
+    folders.push_back(absl::StrCat(kLayoutDir, "/", EntryKindName(kind)));
+  }
+  for (const std::string& folder : folders) {
+    absl::StatusOr<std::vector<FileInfo>> infos = CheckTrustedFolders(env, root, folder, use);
+    if (!infos.ok()) return infos.status();
+  }
+  for (EntryKind kind : kAllEntryKinds) {
+    const std::string kind_dir = absl::StrCat(kLayoutDir, "/", EntryKindName(kind));
+    absl::StatusOr<std::vector<FileInfo>> kind_infos = env->StatUnder(root, kind_dir);
+    if (!kind_infos.ok()) return kind_infos.status();
+    if (kind_infos->size() != 3) continue;  // no such folder yet
+    // Listing follows nothing: the kind folder itself passed the check above.
+    absl::StatusOr<std::vector<std::string>> names = env->ListDir(JoinPath(root, kind_dir));
+    if (absl::IsNotFound(names.status())) continue;
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      if (!IsShardName(name)) continue;
+      absl::StatusOr<std::vector<FileInfo>> infos =
+          CheckTrustedFolders(env, root, absl::StrCat(kind_dir, "/", name), use);
+      if (!infos.ok()) return infos.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace jitgemm::cache
