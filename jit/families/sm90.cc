@@ -125,6 +125,12 @@ class Sm90Family final : public KernelFamily {
       return absl::InvalidArgumentError(
           absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
     }
+    // The split-K reduction needs registers beside the accumulators: with
+    // 128 of them ptxas spills.
+    if (c.split_k > 1 && c.block_m / consumers / 64 * c.block_n / 2 > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(), ": split-K takes tiles of at most 64 accumulators a thread"));
+    }
     if (c.cluster_m != 1 && c.cluster_m != 2) {
       return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
     }
@@ -176,7 +182,7 @@ class Sm90Family final : public KernelFamily {
     for (int bn : {256, 128, 64}) {
       for (int cluster : {2, 1}) {
         pool.push_back(Make(128, bn, 2, 4, cluster));
-        if (bn <= 128) pool.push_back(Make(256, bn, 2, 4, cluster));
+        if (bn == 128) pool.push_back(Make(256, bn, 2, 4, cluster));
         pool.push_back(Make(64, bn, 1, 6, cluster));
       }
     }

@@ -122,6 +122,10 @@ TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
   EXPECT_EQ(s.grid[0], 128u);
   // 64 tiles x 2 consumers: tickets, then 2 partial 64 x 128 fp32 tiles each.
   EXPECT_EQ(s.workspace_bytes, 512u + 64u * 2 * 2 * 64 * 128 * 4);
+  KernelConfig wide = Config(128, 256, 2, 4, 1);
+  wide.split_k = 2;
+  EXPECT_THAT(Sm90().Supports(p, wide, OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64 accumulators")));
   c.split_k = 17;
   EXPECT_THAT(Sm90().Supports(p, c, OfflineTarget(90)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_k")));
