@@ -21,7 +21,7 @@ done
 cp -P "$build"/api/libjitgemm.so* "$out/lib/"
 for f in "$out"/*; do
   [ -f "$f" ] || continue
-  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock' || true
+  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock|libcrypto' || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$out/lib/"; done
 # Debug info is not needed there and would push the folder past what travels.
 find "$out" -type f \( -perm -u+x -o -name '*.so*' \) -exec strip --strip-debug {} + 2>/dev/null || true
