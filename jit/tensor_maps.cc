@@ -22,10 +22,13 @@ absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count
   const int64_t stride = op.batch_stride == kNoStride ? 0 : op.batch_stride;
   const uint64_t batches = batch_count > 1 && stride != 0 ? static_cast<uint64_t>(batch_count) : 1;
   cuuint64_t dims[3] = {shape.contiguous, shape.strided, batches};
-  // The batch stride of a single matrix is never used; any multiple of 16 will do.
-  cuuint64_t strides[2] = {static_cast<cuuint64_t>(op.ld) * esize,
-                           batches > 1 ? static_cast<cuuint64_t>(stride) * esize
-                                       : static_cast<cuuint64_t>(op.ld) * esize};
+  // A stride over a dimension of one line or one matrix is never used, but
+  // the driver still wants a multiple of 16: the leading dimension of a
+  // single line need not be one (validation accepts any ld there).
+  const cuuint64_t line = static_cast<cuuint64_t>(op.ld) * esize;
+  const cuuint64_t line_stride = shape.strided > 1 ? line : (line + 15) / 16 * 16;
+  cuuint64_t strides[2] = {line_stride,
+                           batches > 1 ? static_cast<cuuint64_t>(stride) * esize : line_stride};
   cuuint32_t box[3] = {kBox, shape.box_lines, 1};
   cuuint32_t element_strides[3] = {1, 1, 1};
   const CUtensorMapDataType type = op.type == DataType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16

@@ -30,12 +30,18 @@ if want tests; then
 fi
 if want sanitize; then
   # A few hundred launches keep memcheck inside the visit; racecheck on the capture/PDL tests.
-  JITGEMM_TEST_PROBLEMS=${SANITIZE_PROBLEMS:-120} compute-sanitizer --tool memcheck --leak-check full \
+  JITGEMM_TEST_PROBLEMS=${SANITIZE_PROBLEMS:-120} JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} \
+    compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 3 "$carry/gpu_test" --gtest_color=no > "$out/memcheck.log" 2>&1
   summary+=("memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
   compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/gpu_test" --gtest_color=no \
     --gtest_filter='PlanGpuTest.*' > "$out/racecheck.log" 2>&1
   summary+=("racecheck rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck.log" | tail -1)")
+  # Shared-memory hazards of the TMA / wgmma pipeline and the staged epilogue.
+  JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} compute-sanitizer --tool racecheck \
+    --error-exitcode 3 "$carry/gpu_test" --gtest_color=no --gtest_filter='Sm90FamilyGpuTest.*' \
+    > "$out/racecheck_sm90.log" 2>&1
+  summary+=("racecheck sm90 rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck_sm90.log" | tail -1)")
 fi
 if want latency && [ -x "$carry/jitgemm-latency" ]; then
   # First process compiles and tunes into a fresh cache; the second is a

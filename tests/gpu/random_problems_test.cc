@@ -263,7 +263,7 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
       continue;
     }
     const std::string& name = plan->info().kernel_name;
-    for (const char* tag : {"small_m", "sm80", "simt", "_earlyb", "_xc1", "_xc2"}) {
+    for (const char* tag : {"small_m", "sm90", "sm80", "simt", "_earlyb", "_xc1", "_xc2"}) {
       if (name.find(tag) != std::string::npos) by_family[tag]++;
     }
     std::string err = RunCase(cases[i], *plan, rng);
