@@ -17,9 +17,12 @@ void AppendValues(absl::string_view value, std::vector<std::string>& out) {
   for (absl::string_view v : absl::StrSplit(value, ',', absl::SkipEmpty())) out.emplace_back(v);
 }
 
+// "dir/recorded.json" -> "recorded".
 absl::string_view BaseName(absl::string_view path) {
   const size_t slash = path.find_last_of('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  if (slash != absl::string_view::npos) path.remove_prefix(slash + 1);
+  if (path.size() > 5 && path.substr(path.size() - 5) == ".json") path.remove_suffix(5);
+  return path;
 }
 
 // The flag text of argv[i] without its dashes; empty for "--" and operands.

@@ -28,7 +28,7 @@ std::vector<std::string> ManifestFlagValues(int argc, const char* const* argv);
 bool FlagGiven(int argc, const char* const* argv, absl::string_view name);
 
 // One case per problem of the manifest text, in suite "manifest:<name>"
-// (`name`: the file's base name), labelled "<problem name> (<DebugString>)",
+// (`name`: the file's base name without ".json"), labelled "<problem name> (<DebugString>)",
 // or the DebugString alone for a problem without a name. InvalidArgument naming the problem for a
 // problem ValidateProblem refuses, or the parser's error.
 absl::StatusOr<std::vector<BenchCase>> ManifestTextCases(const std::string& json,

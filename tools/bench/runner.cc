@@ -264,12 +264,6 @@ bool ContextBroken(std::string* why) {
 
 }  // namespace
 
-Options CaseOptions(const BenchCase& bc, const RunConfig& config) {
-  Options options = bc.options.value_or(config.plan_options);
-  if (config.tuning.has_value()) options.tuning = *config.tuning;
-  return options;
-}
-
 CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& ctx) {
   CaseResult result;
   result.bench_case = bc;
@@ -277,7 +271,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
   std::fprintf(stderr, "[%s]\n", name.c_str());
 
   CaseData data;
-  data.options = CaseOptions(bc, config);
+  data.options = CaseOptions(bc, config.plan_options, config.tuning);
   result.status = Prepare(bc, config.rotate > 0 ? config.rotate : bc.rotate, data, &result.rotate);
   if (!result.status.ok()) {
     std::fprintf(stderr, "  setup failed: %s\n", result.status.ToString().c_str());

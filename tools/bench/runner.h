@@ -64,10 +64,6 @@ struct CaseResult {
   bool fatal = false;  // the CUDA context is unusable: stop the run
 };
 
-// The options of a case's jitgemm columns (before the backend policy each
-// column sets): the case's own or the run's, with the run's tuning override.
-Options CaseOptions(const BenchCase& bench_case, const RunConfig& config);
-
 CaseResult RunCase(const BenchCase& bench_case, const RunConfig& config, BenchContext& context);
 
 }  // namespace jitgemm::bench

@@ -197,6 +197,13 @@ bool ComputesEpilogue(Impl impl, const GemmProblem& problem) {
   }
 }
 
+Options CaseOptions(const BenchCase& bc, const Options& run_options,
+                    std::optional<TuningPolicy> tuning) {
+  Options options = bc.options.value_or(run_options);
+  if (tuning.has_value()) options.tuning = *tuning;
+  return options;
+}
+
 absl::StatusOr<std::vector<BenchCase>> MakeSuite(std::string_view name) {
   const std::string s = absl::AsciiStrToUpper(std::string(name));
   if (s == "S1") return SmallMLinear();

@@ -69,6 +69,12 @@ bool LtFusesEpilogue(const GemmProblem& problem);
 // bias or an activation; lt_bias_act where LtFusesEpilogue; jit and auto.
 std::vector<Impl> ColumnsFor(const GemmProblem& problem);
 
+// The options of a case's jitgemm columns (before the backend policy each
+// column sets): the case's own, else `run_options`; `tuning` (--tuning)
+// overrides either's policy.
+Options CaseOptions(const BenchCase& bench_case, const Options& run_options,
+                    std::optional<TuningPolicy> tuning);
+
 // The cases of one suite ("S1", "S2", "S3", "S6", case-insensitive), or
 // InvalidArgument naming the known suites.
 absl::StatusOr<std::vector<BenchCase>> MakeSuite(std::string_view name);
