@@ -116,8 +116,7 @@ struct Column {
   double create_ms = -1;
 };
 
-absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConfig& config,
-                                  BenchContext& ctx) {
+absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext& ctx) {
   const GemmProblem& p = data.p;
   Column col;
   GemmProblem plain = p;
@@ -306,7 +305,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
     CellResult cell;
     cell.impl = impl;
     cell.tolerance = tolerance;
-    absl::StatusOr<Column> col = MakeColumn(impl, data, config, ctx);
+    absl::StatusOr<Column> col = MakeColumn(impl, data, ctx);
     if (!col.ok()) {
       cell.status = col.status();
     } else {
