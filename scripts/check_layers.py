@@ -43,7 +43,8 @@ PUBLIC_FLOOR = {"export.h", "problem.h", "options.h", "pointers.h"}
 # Internal headers tools may include, and why.
 TOOL_INTERNALS = {
     # The manifest format and the kernels of a manifest (jitgemm-warmup,
-    # jitgemm-latency, jitgemm-cache export --manifest).
+    # jitgemm-latency, jitgemm-cache export --manifest, jitgemm-bench
+    # --manifest).
     "api/src/manifest.h",
     "api/src/manifest_kernels.h",
     # jitgemm-cache and jitgemm-warmup administer the on-disk cache itself.

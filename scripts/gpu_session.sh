@@ -27,6 +27,13 @@ if want tests; then
     "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1
     summary+=("$(basename "$t") rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/$(basename "$t").log" | tr '\n' ' ')")
   done
+  # jitgemm-bench's own GPU pieces (its baselines, activation kernel, timer);
+  # their other tests need the source tree and ran in CI.
+  for t in "$carry"/bench_*_test; do
+    [ -x "$t" ] || continue
+    "$t" --gtest_color=no --gtest_filter='*Gpu*' > "$out/$(basename "$t").log" 2>&1
+    summary+=("$(basename "$t") rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/$(basename "$t").log" | tr '\n' ' ')")
+  done
 fi
 if want sanitize; then
   # A few hundred launches keep memcheck inside the visit; racecheck on the capture/PDL tests.

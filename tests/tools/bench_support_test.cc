@@ -1,15 +1,18 @@
 // jitgemm-bench's own machinery: the element conversions, the float64
-// reference, the suites, the CSV; and on a GPU (skipped without one) the
-// tool's cuBLASLt baselines, its NVRTC ReLU kernel and the graph timer.
+// reference, the report and CSV; and on a GPU (skipped
+// without one) the tool's cuBLASLt baselines and the graph timer. The
+// suites, the activation kernel and manifest cases have their own tests.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/host_types.h"
 #include "gmock/gmock.h"
@@ -19,7 +22,6 @@
 #include "tools/bench/host_data.h"
 #include "tools/bench/lt_baseline.h"
 #include "tools/bench/reference.h"
-#include "tools/bench/relu_kernel.h"
 #include "tools/bench/report.h"
 #include "tools/bench/runner.h"
 #include "tools/bench/suites.h"
@@ -149,40 +151,6 @@ TEST(ReferenceTest, RelativeErrorAppliesEpilogueAndCatchesNaN) {
   EXPECT_NEAR(ApplyActivation(Activation::kSilu, 1.0), 0.7310585786, 1e-9);
 }
 
-TEST(SuitesTest, MatchBenchmarksMd) {
-  EXPECT_EQ(MakeSuite("S1")->size(), 21u);
-  EXPECT_EQ(MakeSuite("s2")->size(), 8u);
-  EXPECT_EQ(MakeSuite("S3")->size(), 1u);
-  EXPECT_EQ(MakeSuite("S6")->size(), 2u);
-  auto bad = MakeSuite("S4");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-
-  const BenchCase s1 = MakeSuite("S1")->front();
-  EXPECT_EQ(s1.label, "bf16 M=1 N=2048 K=4096");
-  EXPECT_EQ(s1.rotate, 100);
-  EXPECT_TRUE(s1.memory_bound);
-  EXPECT_EQ(s1.problem.b.layout, Layout::kColMajor);
-  EXPECT_EQ(s1.problem.b.ld, 4096);
-  // 16.8 MB of weights, as BENCHMARKS.md says.
-  EXPECT_NEAR(BytesMoved(s1.problem), 2048.0 * 4096 * 2 + 4096 * 2 + 2048 * 2, 1);
-
-  const BenchCase s2 = MakeSuite("S2")->front();  // "64 x 256 x 128" is M x K x N
-  EXPECT_EQ(s2.problem.m, 64);
-  EXPECT_EQ(s2.problem.k, 256);
-  EXPECT_EQ(s2.problem.n, 128);
-  EXPECT_EQ(s2.problem.epilogue.bias, BiasMode::kPerColumn);
-  EXPECT_EQ(s2.problem.epilogue.activation, Activation::kRelu);
-  EXPECT_FALSE(ComputesEpilogue(Impl::kCublasMm, s2.problem));
-  EXPECT_TRUE(ComputesEpilogue(Impl::kCublasReluBias, s2.problem));
-
-  const BenchCase s3 = MakeSuite("S3")->front();
-  EXPECT_EQ(s3.problem.batch_count, 12);
-  EXPECT_EQ(s3.problem.d.ld, 12 * 3072);
-  EXPECT_EQ(s3.problem.d.batch_stride, 3072);
-  EXPECT_DOUBLE_EQ(Flops(s3.problem), 2.0 * 2560 * 3072 * 1024 * 12);
-}
-
 TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
   CaseResult r;
   r.bench_case = MakeSuite("S2")->front();
@@ -221,6 +189,8 @@ TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
   for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
   EXPECT_THAT(lines[2], HasSubstr(",jit,ok,2.000,"));
   EXPECT_THAT(lines[0], HasSubstr(",us_per_call,us_min,us_max,"));
+  EXPECT_THAT(lines[0], HasSubstr(",speedup_vs_cublas_mm,speedup_vs_cublas_loop,"
+                                  "speedup_vs_addmm_act,speedup_vs_lt_bias_act,plan,"));
   EXPECT_THAT(lines[2], HasSubstr(",1.2500,"));  // 2.5 / 2.0 vs cublas_mm
   EXPECT_THAT(lines[3], HasSubstr(",auto,wrong,"));
   EXPECT_THAT(lines[4], HasSubstr("setup_error"));
@@ -229,10 +199,12 @@ TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
 TEST(ReportTest, TableShowsTimesSpeedupsAndFailures) {
   CaseResult r;
   r.bench_case = MakeSuite("S2")->front();
-  CellResult mm, relu_bias, jit, autoplan;
+  CellResult mm, addmm_act, relu_bias, jit, autoplan;
   mm.impl = Impl::kCublasMm;
   mm.us = 2.6;
-  relu_bias.impl = Impl::kCublasReluBias;
+  addmm_act.impl = Impl::kAddmmAct;
+  addmm_act.us = 4.0;
+  relu_bias.impl = Impl::kLtBiasAct;
   relu_bias.status = absl::UnimplementedError("no algorithm");
   jit.impl = Impl::kJit;
   jit.us = 2.0;
@@ -240,10 +212,10 @@ TEST(ReportTest, TableShowsTimesSpeedupsAndFailures) {
   autoplan.wrong = true;
   autoplan.plan = "cublas cublasLt RELU_BIAS";
   autoplan.status = absl::InternalError("WRONG RESULT");
-  r.cells = {mm, relu_bias, jit, autoplan};
-  EXPECT_TRUE(IsNotApplicable(r.cells[1]));
-  EXPECT_FALSE(IsFailure(r.cells[1]));
-  EXPECT_TRUE(IsFailure(r.cells[3]));
+  r.cells = {mm, addmm_act, relu_bias, jit, autoplan};
+  EXPECT_TRUE(IsNotApplicable(r.cells[2]));
+  EXPECT_FALSE(IsFailure(r.cells[2]));
+  EXPECT_TRUE(IsFailure(r.cells[4]));
 
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
@@ -254,9 +226,12 @@ TEST(ReportTest, TableShowsTimesSpeedupsAndFailures) {
   for (size_t got; (got = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, got);
   std::fclose(f);
   EXPECT_THAT(text, HasSubstr("### S2"));
-  EXPECT_THAT(text, HasSubstr("| f16 64x256x128 | 2.60 | n/a | 2.00 | **FAIL** |"));
-  EXPECT_THAT(text, HasSubstr("| 1.30x | - |"));  // jit vs cublas_mm, jit vs lt_relu_bias
+  EXPECT_THAT(text, HasSubstr("| f16 64x256x128 | 2.60 | 4.00 | n/a | 2.00 | **FAIL** |"));
+  // jit vs cublas_mm, vs addmm_act, vs lt_bias_act
+  EXPECT_THAT(text, HasSubstr("| 1.30x | 2.00x | - |"));
+  EXPECT_THAT(text, HasSubstr("| cublas_mm µs | addmm_act µs | lt_bias_act µs | jit µs |"));
   EXPECT_THAT(text, HasSubstr("jit vs cublas_mm"));
+  EXPECT_THAT(text, HasSubstr("jit vs addmm_act"));
   EXPECT_THAT(text, HasSubstr("cublas cublasLt RELU_BIAS |"));
   EXPECT_THAT(text, HasSubstr("S2 f16 64x256x128 auto: INTERNAL: WRONG RESULT"));
 }
@@ -278,28 +253,6 @@ bool HasDevice(std::string* why) {
     if (!HasDevice(&why)) GTEST_SKIP() << "no CUDA device: " << why; \
   } while (0)
 
-TEST(BenchGpuTest, ReluKernelZeroesNegativesOfEveryWidth) {
-  REQUIRE_DEVICE();
-  absl::StatusOr<std::unique_ptr<ReluKernel>> relu = ReluKernel::Create();
-  ASSERT_TRUE(relu.ok()) << relu.status();
-  for (DataType t : {DataType::kF16, DataType::kBF16, DataType::kF32}) {
-    for (int64_t count : {int64_t{1}, int64_t{7}, int64_t{4096}, int64_t{100003}}) {
-      const HostBuffer h = RandomBuffer(t, count, 3);
-      DeviceBuffer d;
-      ASSERT_TRUE(d.Allocate(h.bytes.size()).ok());
-      ASSERT_EQ(cudaMemcpy(d.get(), h.bytes.data(), h.bytes.size(), cudaMemcpyHostToDevice),
-                cudaSuccess);
-      ASSERT_TRUE((*relu)->Launch(d.get(), count, DataTypeSize(t), nullptr).ok());
-      std::vector<unsigned char> raw(h.bytes.size());
-      ASSERT_EQ(cudaMemcpy(raw.data(), d.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-      const std::vector<float> got = DecodeElements(t, raw.data(), count);
-      for (int64_t i = 0; i < count; ++i) {
-        ASSERT_EQ(got[i], std::max(h.values[i], 0.0f)) << i << " of " << count;
-      }
-    }
-  }
-}
-
 TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
   REQUIRE_DEVICE();
   absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
@@ -319,16 +272,19 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
   cudaMemcpy(dbias.get(), bias.bytes.data(), bias.bytes.size(), cudaMemcpyHostToDevice);
   const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
 
-  for (LtBaselineEpilogue epi : {LtBaselineEpilogue::kNone, LtBaselineEpilogue::kReluBias}) {
+  for (LtBaselineEpilogue epi :
+       {LtBaselineEpilogue::kNone, LtBaselineEpilogue::kReluBias, LtBaselineEpilogue::kGeluBias}) {
+    GemmProblem q = p;  // bias + relu, or bias + tanh-GELU for GELU_BIAS
+    if (epi == LtBaselineEpilogue::kGeluBias) q.epilogue.activation = Activation::kGeluTanh;
     absl::StatusOr<std::unique_ptr<LtBaseline>> lt =
-        LtBaseline::Create((*ctx)->lt(), p, epi, (*ctx)->workspace(), (*ctx)->workspace_bytes());
+        LtBaseline::Create((*ctx)->lt(), q, epi, (*ctx)->workspace(), (*ctx)->workspace_bytes());
     ASSERT_TRUE(lt.ok()) << lt.status();
     cudaMemset(dd.get(), 0xff, p.m * p.n * 2);
     ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), dbias.get(), nullptr).ok());
     std::vector<unsigned char> raw(p.m * p.n * 2);
     ASSERT_EQ(cudaMemcpy(raw.data(), dd.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     const std::vector<float> d = DecodeElements(p.d.type, raw.data(), p.m * p.n);
-    EXPECT_LT(RelativeError(p, acc, nullptr, bias.values.data(), d.data(),
+    EXPECT_LT(RelativeError(q, acc, nullptr, bias.values.data(), d.data(),
                             epi != LtBaselineEpilogue::kNone),
               Tolerance(p.d.type, false))
         << (*lt)->describe();

@@ -28,23 +28,23 @@ absl::StatusOr<std::unique_ptr<BenchContext>> BenchContext::Create(int device) {
 }
 
 BenchContext::~BenchContext() {
-  relu_.reset();
+  activations_.reset();
   if (lt_ != nullptr) cublasLtDestroy(lt_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-absl::StatusOr<const ReluKernel*> BenchContext::Relu() {
-  if (!relu_tried_) {
-    relu_tried_ = true;
-    absl::StatusOr<std::unique_ptr<ReluKernel>> k = ReluKernel::Create();
+absl::StatusOr<const ActivationKernel*> BenchContext::Activations() {
+  if (!activations_tried_) {
+    activations_tried_ = true;
+    absl::StatusOr<std::unique_ptr<ActivationKernel>> k = ActivationKernel::Create();
     if (k.ok()) {
-      relu_ = *std::move(k);
+      activations_ = *std::move(k);
     } else {
-      relu_status_ = k.status();
+      activations_status_ = k.status();
     }
   }
-  if (relu_ == nullptr) return relu_status_;
-  return relu_.get();
+  if (activations_ == nullptr) return activations_status_;
+  return activations_.get();
 }
 
 }  // namespace jitgemm::bench

@@ -1,6 +1,6 @@
 // The GPU state jitgemm-bench keeps for the whole run: its stream, its own
 // cuBLASLt handle and 32 MiB workspace (what PyTorch gives cuBLASLt on
-// Hopper), and the ReLU kernel, compiled on first use.
+// Hopper), and the activation kernel of the addmm_act baseline, compiled on first use.
 //
 // Thread safety: one thread.
 #ifndef JITGEMM_TOOLS_BENCH_CONTEXT_H_
@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tools/bench/activation_kernel.h"
 #include "tools/bench/cuda_util.h"
-#include "tools/bench/relu_kernel.h"
 
 namespace jitgemm::bench {
 
@@ -27,16 +27,16 @@ class BenchContext {
   cublasLtHandle_t lt() const { return lt_; }
   void* workspace() const { return workspace_.get(); }
   size_t workspace_bytes() const { return workspace_.bytes(); }
-  absl::StatusOr<const ReluKernel*> Relu();
+  absl::StatusOr<const ActivationKernel*> Activations();
 
  private:
   BenchContext() = default;
   cudaStream_t stream_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer workspace_;
-  std::unique_ptr<ReluKernel> relu_;
-  absl::Status relu_status_;
-  bool relu_tried_ = false;
+  std::unique_ptr<ActivationKernel> activations_;
+  absl::Status activations_status_;
+  bool activations_tried_ = false;
 };
 
 }  // namespace jitgemm::bench

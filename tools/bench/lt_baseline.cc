@@ -87,6 +87,9 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   } else if (epilogue == LtBaselineEpilogue::kReluBias) {
     epi = CUBLASLT_EPILOGUE_RELU_BIAS;
     epi_name = "RELU_BIAS";
+  } else if (epilogue == LtBaselineEpilogue::kGeluBias) {
+    epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    epi_name = "GELU_BIAS";
   }
   BENCH_LT(
       cublasLtMatmulDescSetAttribute(lt->op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));

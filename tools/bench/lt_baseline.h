@@ -1,6 +1,6 @@
 // The cuBLAS baselines jitgemm-bench measures itself, straight through
 // cuBLASLt and independent of the library's own cuBLAS backend: the plain
-// product, the product with Lt's BIAS epilogue, and with RELU_BIAS.
+// product, the product with Lt's BIAS epilogue, and with RELU_BIAS or GELU_BIAS (tanh GELU).
 //
 // Only what the suites need: D row-major (computed as D^T = B^T A^T), A and B
 // of either order, strided batches, a per-column bias (nn.Linear's).
@@ -21,7 +21,7 @@
 
 namespace jitgemm::bench {
 
-enum class LtBaselineEpilogue { kNone, kBias, kReluBias };
+enum class LtBaselineEpilogue { kNone, kBias, kReluBias, kGeluBias };
 
 class LtBaseline {
  public:

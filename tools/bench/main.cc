@@ -4,6 +4,7 @@
 //   jitgemm-bench --suite=S1,S2,S6 --csv=results.csv
 //   jitgemm-bench --suite=S2 --filter="f16 1024" --repeats=9
 //   jitgemm-bench --list                      # the selected cases; no GPU needed
+//   jitgemm-bench --manifest=recorded.json    # your own problems (JITGEMM_RECORD)
 //
 // Per case: random inputs (never zeros), a float64 CPU reference, and per
 // column a check of the NaN-poisoned output (relative Frobenius error; a
@@ -16,7 +17,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -28,13 +31,19 @@
 #include "jitgemm/options.h"
 #include "tools/bench/chain.h"
 #include "tools/bench/lt_baseline.h"
+#include "tools/bench/manifest_cases.h"
 #include "tools/bench/report.h"
 #include "tools/bench/runner.h"
 #include "tools/bench/suites.h"
 
 ABSL_FLAG(std::string, suite, "S1,S2,S6",
           "comma-separated suites: S1, S2, S3, S6, chain (8 dependent small-M linears, PDL off "
-          "vs on vs constant_b)");
+          "vs on vs constant_b); with --manifest, only the suites given explicitly");
+ABSL_FLAG(std::string, manifest, "",
+          "manifest file(s) (docs/manifest.md, e.g. written with JITGEMM_RECORD), comma-separated "
+          "or the flag repeated: every problem against cublas_mm (and addmm_act, lt_bias_act "
+          "where it has a bias or activation) with jit and auto planned with the manifest's "
+          "options");
 ABSL_FLAG(int, repeats, 5, "timed graph replays per figure; the median is reported");
 ABSL_FLAG(int, launches, 100, "calls captured into each timed CUDA graph");
 ABSL_FLAG(std::string, csv, "", "also write the results to this CSV file");
@@ -42,14 +51,15 @@ ABSL_FLAG(std::string, filter, "",
           "only cases whose \"suite label\" (e.g. \"S2 f16 1024x1024x1024\") contains one of "
           "these comma-separated substrings");
 ABSL_FLAG(std::string, impls, "",
-          "only these columns, comma-separated: cublas_mm, cublas_loop, addmm_relu, "
-          "lt_relu_bias, jit, auto (default: all)");
+          "only these columns, comma-separated: cublas_mm, cublas_loop, addmm_act (Lt BIAS + "
+          "activation kernel), lt_bias_act (Lt RELU_BIAS / GELU_BIAS), jit, auto (default: "
+          "all)");
 ABSL_FLAG(int, rotate, 0,
           "weight buffers to rotate through in every case (0: the suite's choice, 100 for S1, "
           "1 otherwise)");
 ABSL_FLAG(std::string, tuning, "",
           "TuningPolicy of the jitgemm plans: heuristic, fast or exhaustive (default: "
-          "JITGEMM_TUNING or heuristic)");
+          "JITGEMM_TUNING or heuristic; a manifest's own for its problems)");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal");
 ABSL_FLAG(int, reference_threads, 0, "CPU threads for the float64 reference (0: all cores)");
 ABSL_FLAG(bool, list, false, "print the selected cases and exit (needs no GPU)");
@@ -73,8 +83,10 @@ bool Selected(const BenchCase& c, const std::vector<std::string>& filters) {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "jitgemm-bench: BENCHMARKS.md suites, jitgemm vs cuBLAS.\n"
-      "  jitgemm-bench --suite=S1,S2,S6 [--filter=...] [--csv=out.csv] [--repeats=5]");
+      "  jitgemm-bench --suite=S1,S2,S6 [--filter=...] [--csv=out.csv] [--repeats=5]\n"
+      "  jitgemm-bench --manifest=recorded.json[,more.json] [--manifest=...]");
   absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> manifests = ManifestFlagValues(argc, argv);
 
   std::vector<BenchCase> cases;
   std::vector<std::string> filters;
@@ -82,7 +94,10 @@ int Main(int argc, char** argv) {
     filters.emplace_back(f);
   }
   bool chain = false;
-  for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_suite), ',', absl::SkipEmpty())) {
+  // With --manifest, the default suites run only when --suite names them.
+  const std::string suites =
+      manifests.empty() || FlagGiven(argc, argv, "suite") ? absl::GetFlag(FLAGS_suite) : "";
+  for (absl::string_view s : absl::StrSplit(suites, ',', absl::SkipEmpty())) {
     if (absl::StripAsciiWhitespace(s) == "chain") {
       chain = true;
       continue;
@@ -98,19 +113,24 @@ int Main(int argc, char** argv) {
       if (Selected(c, filters)) cases.push_back(std::move(c));
     }
   }
+  for (const std::string& path : manifests) {
+    absl::StatusOr<std::vector<BenchCase>> from = ManifestFileCases(path);
+    if (!from.ok()) {
+      std::fprintf(stderr, "jitgemm-bench: --manifest: %s\n", from.status().ToString().c_str());
+      return kExitUsage;
+    }
+    for (BenchCase& c : *from) {
+      if (Selected(c, filters)) cases.push_back(std::move(c));
+    }
+  }
 
   RunConfig config;
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_impls), ',', absl::SkipEmpty())) {
-    bool known = false;
-    for (Impl i : {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmRelu, Impl::kCublasReluBias,
-                   Impl::kJit, Impl::kAuto}) {
-      if (name == ImplName(i)) {
-        config.impls.push_back(i);
-        known = true;
-      }
-    }
-    if (!known) {
+    const std::optional<Impl> impl = ImplFromName(std::string(name));
+    if (impl.has_value()) {
+      config.impls.push_back(*impl);
+    } else {
       std::fprintf(stderr, "jitgemm-bench: --impls: unknown column '%s'\n",
                    std::string(name).c_str());
       return kExitUsage;
@@ -127,11 +147,11 @@ int Main(int argc, char** argv) {
   config.plan_options = Options::FromEnvironment();
   const std::string tuning = absl::AsciiStrToLower(absl::GetFlag(FLAGS_tuning));
   if (tuning == "heuristic") {
-    config.plan_options.tuning = TuningPolicy::kHeuristic;
+    config.tuning = TuningPolicy::kHeuristic;
   } else if (tuning == "fast") {
-    config.plan_options.tuning = TuningPolicy::kFast;
+    config.tuning = TuningPolicy::kFast;
   } else if (tuning == "exhaustive") {
-    config.plan_options.tuning = TuningPolicy::kExhaustive;
+    config.tuning = TuningPolicy::kExhaustive;
   } else if (!tuning.empty()) {
     std::fprintf(stderr, "jitgemm-bench: --tuning: '%s' is not heuristic, fast or exhaustive\n",
                  tuning.c_str());

@@ -140,8 +140,7 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
 }
 
 std::string CsvText(const std::vector<CaseResult>& results) {
-  const Impl kBaselines[] = {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmRelu,
-                             Impl::kCublasReluBias};
+  const Impl kBaselines[] = {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmAct, Impl::kLtBiasAct};
   std::string csv =
       "suite,problem,dtype,m,n,k,batch,rotate,impl,status,us_per_call,us_min,us_max,tflops,tbps,"
       "rel_err,"

@@ -33,6 +33,7 @@ double Seconds(Clock::time_point since) {
 // identical device copies that consecutive calls cycle through.
 struct CaseData {
   GemmProblem p;
+  Options options;  // of the jitgemm columns
   HostBuffer a, b, c, bias;
   DeviceBuffer da, dc, dd, dbias;
   std::vector<DeviceBuffer> db;
@@ -115,12 +116,7 @@ struct Column {
   double create_ms = -1;
 };
 
-bool IsLinearBiasRelu(const GemmProblem& p) {
-  return p.epilogue.bias == BiasMode::kPerColumn && p.epilogue.activation == Activation::kRelu;
-}
-
-absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConfig& config,
-                                  BenchContext& ctx) {
+absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext& ctx) {
   const GemmProblem& p = data.p;
   Column col;
   GemmProblem plain = p;
@@ -170,29 +166,41 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConf
       };
       return col;
     }
-    case Impl::kAddmmRelu: {
-      if (!IsLinearBiasRelu(p) || p.batch_count != 1 || p.d.ld != p.n) {
-        return absl::UnimplementedError("addmm+relu needs one packed D with bias and relu");
+    case Impl::kAddmmAct: {
+      // F.linear + F.relu / F.gelu / F.silu: Lt's BIAS epilogue (or no bias),
+      // then the activation as a separate in-place pass over D.
+      if (p.epilogue.bias == BiasMode::kPerRow || p.batch_count != 1 || p.d.ld != p.n ||
+          p.d.layout != Layout::kRowMajor) {
+        return absl::UnimplementedError(
+            "addmm_act needs one packed row-major D and no bias or a per-column one");
       }
       GemmProblem biased = p;
       biased.epilogue.activation = Activation::kNone;
-      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(biased, LtBaselineEpilogue::kBias);
+      const bool has_bias = p.epilogue.bias == BiasMode::kPerColumn;
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l =
+          lt(biased, has_bias ? LtBaselineEpilogue::kBias : LtBaselineEpilogue::kNone);
       if (!l.ok()) return l.status();
-      absl::StatusOr<const ReluKernel*> relu = ctx.Relu();
-      if (!relu.ok()) return relu.status();
-      col.plan = absl::StrCat((*l)->describe(), " + NVRTC relu kernel");
-      col.launch = [l = *l, relu = *relu, d](int i, cudaStream_t s) -> absl::Status {
+      absl::StatusOr<const ActivationKernel*> act = ctx.Activations();
+      if (!act.ok()) return act.status();
+      col.plan = (*l)->describe();
+      if (p.epilogue.activation != Activation::kNone) {
+        absl::StrAppend(&col.plan, " + NVRTC ", ActivationName(p.epilogue.activation), " kernel");
+      }
+      col.launch = [l = *l, act = *act, d](int i, cudaStream_t s) -> absl::Status {
         absl::Status st = l->Run(d->A(), d->B(i), d->C(), d->D(), d->Bias(), s);
         if (!st.ok()) return st;
-        return relu->Launch(d->D(), d->p.m * d->p.n, DataTypeSize(d->p.d.type), s);
+        return act->Launch(d->D(), d->p.m * d->p.n, d->p.d.type, d->p.epilogue.activation, s);
       };
       return col;
     }
-    case Impl::kCublasReluBias: {
-      if (!IsLinearBiasRelu(p)) {
-        return absl::UnimplementedError("RELU_BIAS needs a per-column bias and relu");
+    case Impl::kLtBiasAct: {
+      if (!LtFusesEpilogue(p)) {
+        return absl::UnimplementedError(
+            "cuBLASLt fuses only a per-column bias with relu or gelu_tanh");
       }
-      absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(p, LtBaselineEpilogue::kReluBias);
+      absl::StatusOr<std::shared_ptr<LtBaseline>> l =
+          lt(p, p.epilogue.activation == Activation::kRelu ? LtBaselineEpilogue::kReluBias
+                                                           : LtBaselineEpilogue::kGeluBias);
       if (!l.ok()) return l.status();
       col.plan = (*l)->describe();
       col.launch = [l = *l, d](int i, cudaStream_t s) {
@@ -202,7 +210,7 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, const RunConf
     }
     case Impl::kJit:
     case Impl::kAuto: {
-      Options options = config.plan_options;
+      Options options = data.options;
       options.backend = impl == Impl::kJit ? BackendPolicy::kJitOnly : BackendPolicy::kAuto;
       const Clock::time_point t0 = Clock::now();
       absl::StatusOr<Plan> plan = Plan::Create(p, options);
@@ -262,6 +270,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
   std::fprintf(stderr, "[%s]\n", name.c_str());
 
   CaseData data;
+  data.options = CaseOptions(bc, config.plan_options, config.tuning);
   result.status = Prepare(bc, config.rotate > 0 ? config.rotate : bc.rotate, data, &result.rotate);
   if (!result.status.ok()) {
     std::fprintf(stderr, "  setup failed: %s\n", result.status.ToString().c_str());
@@ -279,7 +288,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
   result.reference_seconds = Seconds(t0);
   std::fprintf(stderr, "  float64 reference: %.2f s\n", result.reference_seconds);
 
-  const double tolerance = Tolerance(data.p.d.type, config.plan_options.allow_tf32);
+  const double tolerance = Tolerance(data.p.d.type, data.options.allow_tf32);
   // Check and capture every column first, then replay them in turn.
   struct Pending {
     size_t cell;
@@ -296,7 +305,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
     CellResult cell;
     cell.impl = impl;
     cell.tolerance = tolerance;
-    absl::StatusOr<Column> col = MakeColumn(impl, data, config, ctx);
+    absl::StatusOr<Column> col = MakeColumn(impl, data, ctx);
     if (!col.ok()) {
       cell.status = col.status();
     } else {

@@ -7,6 +7,7 @@
 #define JITGEMM_TOOLS_BENCH_RUNNER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,10 @@ namespace jitgemm::bench {
 
 struct RunConfig {
   TimingConfig timing;
-  int rotate = 0;           // > 0 overrides every case's rotation
-  Options plan_options;     // base options of the jitgemm columns
-  std::vector<Impl> impls;  // empty: every column of the case
+  int rotate = 0;                      // > 0 overrides every case's rotation
+  Options plan_options;                // options of the jitgemm columns (a case may bring its own)
+  std::optional<TuningPolicy> tuning;  // --tuning: overrides every case's policy
+  std::vector<Impl> impls;             // empty: every column of the case
   int reference_threads = 0;
 };
 

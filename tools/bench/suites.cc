@@ -1,10 +1,14 @@
 #include "tools/bench/suites.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace jitgemm::bench {
@@ -40,26 +44,38 @@ std::vector<BenchCase> SmallMLinear() {
   return cases;
 }
 
-std::vector<BenchCase> BiasRelu() {
+std::vector<BenchCase> BiasActivation() {
   struct Shape {
     DataType type;
     int64_t m, k, n;  // BENCHMARKS.md writes M x K x N
+    Activation act;
   };
   const Shape shapes[] = {
-      {DataType::kF16, 64, 256, 128},     {DataType::kF16, 128, 256, 256},
-      {DataType::kF16, 1024, 1024, 1024}, {DataType::kF16, 512, 4096, 4096},
-      {DataType::kF16, 4096, 4096, 4096}, {DataType::kBF16, 4096, 4096, 4096},
-      {DataType::kF32, 64, 256, 128},     {DataType::kF32, 1024, 1024, 1024},
+      {DataType::kF16, 64, 256, 128, Activation::kRelu},
+      {DataType::kF16, 128, 256, 256, Activation::kRelu},
+      {DataType::kF16, 1024, 1024, 1024, Activation::kRelu},
+      {DataType::kF16, 512, 4096, 4096, Activation::kRelu},
+      {DataType::kF16, 4096, 4096, 4096, Activation::kRelu},
+      {DataType::kBF16, 4096, 4096, 4096, Activation::kRelu},
+      {DataType::kF32, 64, 256, 128, Activation::kRelu},
+      {DataType::kF32, 1024, 1024, 1024, Activation::kRelu},
+      // Epilogues cuBLASLt cannot fuse: PyTorch runs them as addmm_act.
+      {DataType::kBF16, 2048, 2048, 512, Activation::kSilu},
+      {DataType::kF16, 256, 4096, 1024, Activation::kGeluErf},
+      {DataType::kBF16, 4096, 4096, 4096, Activation::kSilu},
+      {DataType::kF16, 1024, 1024, 1024, Activation::kGeluErf},
   };
   std::vector<BenchCase> cases;
   for (const Shape& s : shapes) {
     BenchCase c;
     c.suite = "S2";
+    // ReLU rows keep their earlier labels so that results stay comparable.
     c.label = absl::StrFormat("%s %dx%dx%d", DataTypeName(s.type), s.m, s.k, s.n);
+    if (s.act != Activation::kRelu) absl::StrAppend(&c.label, " ", ActivationName(s.act));
     c.problem = Plain(s.type, s.m, s.n, s.k, /*linear_weight=*/true);
     c.problem.epilogue.bias = BiasMode::kPerColumn;
-    c.problem.epilogue.activation = Activation::kRelu;
-    c.impls = {Impl::kCublasMm, Impl::kAddmmRelu, Impl::kCublasReluBias, Impl::kJit, Impl::kAuto};
+    c.problem.epilogue.activation = s.act;
+    c.impls = ColumnsFor(c.problem);
     cases.push_back(c);
   }
   return cases;
@@ -87,14 +103,31 @@ std::vector<BenchCase> GroupedLinear() {
 
 std::vector<BenchCase> LargeGemm() {
   std::vector<BenchCase> cases;
-  for (const auto& [type, size] :
-       {std::pair{DataType::kBF16, int64_t{8192}}, std::pair{DataType::kF16, int64_t{4096}}}) {
+  const std::pair<DataType, int64_t> cubes[] = {
+      {DataType::kBF16, 8192}, {DataType::kF16, 4096},  {DataType::kBF16, 4096},
+      {DataType::kF16, 6144},  {DataType::kBF16, 6144},
+  };
+  for (const auto& [type, size] : cubes) {
     BenchCase c;
     c.suite = "S6";
     c.label = absl::StrFormat("%s %dx%dx%d", DataTypeName(type), size, size, size);
     c.problem = Plain(type, size, size, size, /*linear_weight=*/false);
     c.impls = {Impl::kCublasMm, Impl::kJit, Impl::kAuto};
     cases.push_back(c);
+  }
+  // Mid-size linears, y = x W^T (prefill chunks of a 4096-wide model and its
+  // 14336-wide MLP). W of 4096 x 4096 (32 MiB) fits in an H100's 50 MiB L2,
+  // so the weights rotate over 4 copies as a model's layers would.
+  for (int64_t n : {4096, 14336}) {
+    for (int64_t m : {128, 256, 512}) {
+      BenchCase c;
+      c.suite = "S6";
+      c.label = absl::StrFormat("bf16 M=%d N=%d K=4096", m, n);
+      c.problem = Plain(DataType::kBF16, m, n, 4096, /*linear_weight=*/true);
+      c.rotate = 4;
+      c.impls = {Impl::kCublasMm, Impl::kJit, Impl::kAuto};
+      cases.push_back(c);
+    }
   }
   return cases;
 }
@@ -113,16 +146,42 @@ const char* ImplName(Impl impl) {
       return "cublas_mm";
     case Impl::kCublasLoop:
       return "cublas_loop";
-    case Impl::kAddmmRelu:
-      return "addmm_relu";
-    case Impl::kCublasReluBias:
-      return "lt_relu_bias";
+    case Impl::kAddmmAct:
+      return "addmm_act";
+    case Impl::kLtBiasAct:
+      return "lt_bias_act";
     case Impl::kJit:
       return "jit";
     case Impl::kAuto:
       return "auto";
   }
   return "?";
+}
+
+std::optional<Impl> ImplFromName(std::string_view name) {
+  for (Impl impl : kAllImpls) {
+    if (name == ImplName(impl)) return impl;
+  }
+  if (name == "addmm_relu") return Impl::kAddmmAct;
+  if (name == "lt_relu_bias") return Impl::kLtBiasAct;
+  return std::nullopt;
+}
+
+bool LtFusesEpilogue(const GemmProblem& p) {
+  return p.epilogue.bias == BiasMode::kPerColumn &&
+         (p.epilogue.activation == Activation::kRelu ||
+          p.epilogue.activation == Activation::kGeluTanh);
+}
+
+std::vector<Impl> ColumnsFor(const GemmProblem& p) {
+  std::vector<Impl> impls = {Impl::kCublasMm};
+  if (p.epilogue.bias != BiasMode::kNone || p.epilogue.activation != Activation::kNone) {
+    impls.push_back(Impl::kAddmmAct);
+  }
+  if (LtFusesEpilogue(p)) impls.push_back(Impl::kLtBiasAct);
+  impls.push_back(Impl::kJit);
+  impls.push_back(Impl::kAuto);
+  return impls;
 }
 
 bool IsBaseline(Impl impl) { return impl != Impl::kJit && impl != Impl::kAuto; }
@@ -138,10 +197,17 @@ bool ComputesEpilogue(Impl impl, const GemmProblem& problem) {
   }
 }
 
+Options CaseOptions(const BenchCase& bc, const Options& run_options,
+                    std::optional<TuningPolicy> tuning) {
+  Options options = bc.options.value_or(run_options);
+  if (tuning.has_value()) options.tuning = *tuning;
+  return options;
+}
+
 absl::StatusOr<std::vector<BenchCase>> MakeSuite(std::string_view name) {
   const std::string s = absl::AsciiStrToUpper(std::string(name));
   if (s == "S1") return SmallMLinear();
-  if (s == "S2") return BiasRelu();
+  if (s == "S2") return BiasActivation();
   if (s == "S3") return GroupedLinear();
   if (s == "S6") return LargeGemm();
   return absl::InvalidArgumentError(
