@@ -170,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
   std::unique_ptr<ElementwiseEpilogue> pass;
   if (mapping.elementwise_after) {
     absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> made =
-        elementwise ? elementwise(problem, options)
+        elementwise ? elementwise(backends::ElementwiseProblem(problem, mapping), options)
                     : UnimplementedElementwiseEpilogue(problem, options);
     if (!made.ok()) {
       return absl::Status(made.status().code(),

@@ -1,7 +1,8 @@
 // The cuBLASLt backend: serves a plan with one cublasLtMatmul call, using
 // Lt's own epilogue (BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS) where the
-// problem's epilogue maps onto one, and otherwise the plain product followed
-// by one fused elementwise pass (bias + activation) made by an
+// problem's epilogue maps onto one, and otherwise the product (with Lt's BIAS
+// epilogue when the bias lies on Lt's axis) followed by one elementwise pass
+// (the activation, and the bias Lt did not add) made by an
 // ElementwiseEpilogueFactory.
 //
 //   absl::StatusOr<std::unique_ptr<Backend>> backend =
@@ -42,8 +43,9 @@ namespace jitgemm {
 //
 //   D[b][i][j] = act(D[b][i][j] + bias[b][i or j])
 //
-// with the problem's bias mode, bias_batch_stride and activation, computed in
-// fp32 and stored in D's type. alpha, beta and C are already applied.
+// with the bias mode, bias_batch_stride and activation of the problem it was
+// made for, computed in fp32 and stored in D's type. alpha, beta and C are
+// already applied.
 //
 // Thread safety: Run is const, may be called concurrently and must obey the
 // Backend::Run rules (no allocation, no sync, capture-safe).
@@ -58,7 +60,8 @@ class ElementwiseEpilogue {
 
 // Makes the elementwise pass for a canonical, valid problem (of which only
 // m, n, batch_count, d and epilogue.bias / bias_batch_stride / activation
-// matter). Called from CreateCublasBackend, never from Run.
+// matter). CreateCublasBackend calls it, never Run, with the problem's bias
+// removed when Lt's epilogue adds it (backends::ElementwiseProblem).
 using ElementwiseEpilogueFactory =
     std::function<absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>>(const GemmProblem& problem,
                                                                        const Options& options)>;

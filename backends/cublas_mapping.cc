@@ -110,10 +110,18 @@ absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_t
   const bool has_bias = bias != BiasMode::kNone;
   const bool lt_activation =
       act == Activation::kNone || act == Activation::kRelu || act == Activation::kGeluTanh;
-  if (!lt_activation || !BiasFitsLtAxis(bias, map.swapped)) {
+  if (!BiasFitsLtAxis(bias, map.swapped)) {
+    // The bias must precede the activation, so the pass does both.
     map.epilogue = LtEpilogue::kDefault;
-    map.elementwise_after = has_bias || act != Activation::kNone;
+    map.elementwise_after = true;
+    map.elementwise_bias = true;
     return map;
+  }
+  if (!lt_activation) {
+    // Lt adds the bias (with alpha and beta); the pass only activates.
+    map.epilogue = has_bias ? LtEpilogue::kBias : LtEpilogue::kDefault;
+    map.elementwise_after = true;
+    map.elementwise_bias = false;
   }
   switch (act) {
     case Activation::kRelu:
@@ -122,9 +130,11 @@ absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_t
     case Activation::kGeluTanh:
       map.epilogue = has_bias ? LtEpilogue::kGeluBias : LtEpilogue::kGelu;
       break;
-    default:
+    case Activation::kNone:
       map.epilogue = has_bias ? LtEpilogue::kBias : LtEpilogue::kDefault;
       break;
+    default:
+      break;  // set above, with the pass
   }
   if (has_bias) map.bias_batch_stride = p.batch_count > 1 ? p.epilogue.bias_batch_stride : 0;
   return map;
@@ -134,8 +144,17 @@ CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProb
   CublasLtMapping out = mapping;
   out.epilogue = LtEpilogue::kDefault;
   out.bias_batch_stride = 0;
-  out.elementwise_after =
-      p.epilogue.bias != BiasMode::kNone || p.epilogue.activation != Activation::kNone;
+  out.elementwise_bias = p.epilogue.bias != BiasMode::kNone;
+  out.elementwise_after = out.elementwise_bias || p.epilogue.activation != Activation::kNone;
+  return out;
+}
+
+GemmProblem ElementwiseProblem(const GemmProblem& problem, const CublasLtMapping& mapping) {
+  GemmProblem out = problem;
+  if (!mapping.elementwise_bias) {
+    out.epilogue.bias = BiasMode::kNone;
+    out.epilogue.bias_batch_stride = 0;
+  }
   return out;
 }
 
@@ -158,11 +177,13 @@ const char* LtEpilogueName(LtEpilogue epilogue) {
 }
 
 std::string DebugString(const CublasLtMapping& m) {
-  return absl::StrFormat("%s opA=%s opB=%s m=%d n=%d k=%d batch=%d %s %s%s",
-                         m.swapped ? "D^T=B^T A^T" : "D=A B", m.transpose_a ? "T" : "N",
-                         m.transpose_b ? "T" : "N", m.m, m.n, m.k, m.batch_count,
-                         m.compute == LtCompute::k32FFastTf32 ? "32F_FAST_TF32" : "32F",
-                         LtEpilogueName(m.epilogue), m.elementwise_after ? " +elementwise" : "");
+  return absl::StrFormat(
+      "%s opA=%s opB=%s m=%d n=%d k=%d batch=%d %s %s%s", m.swapped ? "D^T=B^T A^T" : "D=A B",
+      m.transpose_a ? "T" : "N", m.transpose_b ? "T" : "N", m.m, m.n, m.k, m.batch_count,
+      m.compute == LtCompute::k32FFastTf32 ? "32F_FAST_TF32" : "32F", LtEpilogueName(m.epilogue),
+      !m.elementwise_after ? ""
+      : m.elementwise_bias ? " +elementwise(bias)"
+                           : " +elementwise");
 }
 
 }  // namespace jitgemm::backends

@@ -10,9 +10,12 @@
 // so Lt's A is the problem's B and Lt's B the problem's A ("swapped"). Lt's
 // bias epilogue adds a vector along the rows of its (column-major) D, one
 // value per row: after the swap that is the problem's per-column bias (the
-// nn.Linear bias); without it, the per-row bias. A bias on the other axis, and
-// activations Lt has no epilogue for (gelu_erf, silu), are left to an
-// elementwise pass that runs after the Lt call (`elementwise_after`).
+// nn.Linear bias); without it, the per-row bias. Activations Lt has no
+// epilogue for (gelu_erf, silu) are left to an elementwise pass that runs
+// after the Lt call (`elementwise_after`); a bias on Lt's axis still goes to
+// Lt's BIAS epilogue then, so the pass only activates (one fewer read of the
+// bias per element, and the pass's loads stay 16-byte vectors). A bias on the
+// other axis is added by the pass, before its activation.
 //
 // This file is pure logic (no CUDA header, no GPU): the backend turns the
 // mapping into Lt descriptors and the tests check it on the CPU.
@@ -71,9 +74,12 @@ struct CublasLtMapping {
   // Elements between the bias vectors of consecutive batches (Lt's
   // CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE); meaningful only with a bias epilogue.
   int64_t bias_batch_stride = 0;
-  // true: the Lt call leaves alpha * A B + beta * C in D, and an elementwise
-  // pass must then apply the problem's bias and activation to D.
+  // true: an elementwise pass must follow the Lt call. The call leaves
+  // alpha * A B + beta * C in D, plus the bias when `elementwise_bias` is
+  // false; the pass then adds the bias (when `elementwise_bias`) and applies
+  // the problem's activation. ElementwiseProblem says which.
   bool elementwise_after = false;
+  bool elementwise_bias = false;
 };
 
 // Maps a canonical, valid problem (see Canonicalize / ValidateProblem) to one
@@ -87,6 +93,11 @@ absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& problem, bool a
 // elementwise pass. The backend uses it when Lt finds no algorithm for the
 // fused epilogue. A mapping without bias or activation is returned unchanged.
 CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProblem& problem);
+
+// What the elementwise pass after the Lt call of `mapping` must do, as a
+// problem: `problem` itself, less the bias when Lt's epilogue adds it.
+// REQUIRES: mapping.elementwise_after.
+GemmProblem ElementwiseProblem(const GemmProblem& problem, const CublasLtMapping& mapping);
 
 // True when the problem's bias lies along Lt's bias axis under `swapped`.
 bool BiasFitsLtAxis(BiasMode bias, bool swapped);

@@ -7,6 +7,7 @@
 
 #include "backends/jit_backend.h"
 #include "core/status_macros.h"
+#include "jit/families/elementwise.h"
 #include "jit/family.h"
 
 namespace jitgemm {
@@ -33,6 +34,8 @@ std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
   std::vector<jit::KernelConfig> configs = family.Candidates(problem, target, options.tuning);
   if (configs.empty()) return std::nullopt;
   jit::KernelConfig config = configs.front();
+  // The family assumes 16-byte pointers; the caller may promise less.
+  config.block_n = jit::ElementwiseWidth(problem, options.pointer_alignment);
   config.pdl = options.pdl && target.sm >= 90;
   return config;
 }

@@ -16,7 +16,9 @@
 namespace jitgemm {
 
 // The config of the bias + activation kernel for the problem's D on
-// `target`; NotFound-free: nullopt when the family offers none.
+// `target`: 16-byte chunks of D where its layout and
+// options.pointer_alignment allow, narrower or scalar otherwise
+// (jit::ElementwiseWidth). nullopt when the family offers none.
 std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
                                                    const jit::TargetInfo& target,
                                                    const Options& options);

@@ -1,13 +1,32 @@
 // Host side of kernels_src/epilogue/bias_activation.cuh: the bias and
 // activation pass that completes a cuBLAS product whose epilogue cuBLASLt
 // cannot do (GELU-erf, SiLU, a bias on the other axis).
+//
+// Config: block_n is the chunk width in elements (the kernel's vector: 16
+// bytes where D's lines allow it, 1 for the scalar kernel), so the kernel's
+// name says it ("..._1x8x1_w8x1_..."); warps_m * 32 threads a block. The grid
+// is a grid-stride loop sized to fill the device once, not one thread per
+// element.
+#include "jit/families/elementwise.h"
+
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "jit/families/families.h"
 #include "jit/family.h"
+#include "jit/specializer.h"
 
 namespace jitgemm::jit {
 namespace {
+
+constexpr int kThreads = 256;
+// Resident threads an SM holds on every arch the library targets (sm_80+).
+constexpr int kThreadsPerSm = 2048;
+
+int64_t Inner(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.n : p.m; }
+int64_t Outer(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.m : p.n; }
 
 class ElementwiseFamily final : public KernelFamily {
  public:
@@ -18,22 +37,34 @@ class ElementwiseFamily final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kElementwise) return absl::InvalidArgumentError("not elementwise");
-    const int64_t outer = p.d.layout == Layout::kRowMajor ? p.m : p.n;
-    if (outer > 65535 || p.batch_count > 65535) {
-      return absl::UnimplementedError("elementwise grid limited to 65535 lines and batches");
+    const int width = c.block_n;
+    if (width < 1 || (width & (width - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
+    }
+    if (width > 1) {
+      // The pointer's part of the promise is checked where it is known
+      // (ElementwiseWidth); the kernel static_asserts the whole of it.
+      const int64_t bytes = width * DataTypeSize(p.d.type);
+      const int lines = OperandAlignment(p.d, p.m, p.n, p.batch_count, 16);
+      if (bytes < 4 || bytes > 16 || bytes > lines) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "block_n: ", width, " elements (", bytes,
+            " bytes) is no 4, 8 or 16-byte access that D's ld and batch stride align (", lines,
+            " bytes)"));
+      }
     }
     return absl::OkStatus();
   }
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
                     const TargetInfo& target) const override {
-    const int64_t inner = p.d.layout == Layout::kRowMajor ? p.n : p.m;
-    const int64_t outer = p.d.layout == Layout::kRowMajor ? p.m : p.n;
     const int threads = c.warps_m * 32;
+    const int64_t chunks = (Inner(p) + c.block_n - 1) / c.block_n;
+    const int64_t work = chunks * Outer(p) * p.batch_count;
+    const int64_t fill = int64_t{target.multiprocessors} * (kThreadsPerSm / threads);
     LaunchShape s;
-    s.grid[0] = static_cast<uint32_t>((inner + threads - 1) / threads);
-    s.grid[1] = static_cast<uint32_t>(outer);
-    s.grid[2] = static_cast<uint32_t>(p.batch_count);
+    s.grid[0] =
+        static_cast<uint32_t>(std::max<int64_t>(1, std::min((work + threads - 1) / threads, fill)));
     s.block[0] = threads;
     s.pdl = c.pdl;
     return s;
@@ -43,15 +74,23 @@ class ElementwiseFamily final : public KernelFamily {
                                        TuningPolicy policy) const override {
     KernelConfig c;
     c.family = Family::kElementwise;
-    const int64_t inner = p.d.layout == Layout::kRowMajor ? p.n : p.m;
-    c.warps_m = inner >= 256 ? 8 : inner >= 64 ? 2 : 1;  // 256, 64 or 32 threads
+    c.warps_m = kThreads / 32;
     c.warps_n = 1;
-    c.block_m = c.block_n = c.block_k = 1;
+    c.block_m = c.block_k = 1;
+    c.block_n = ElementwiseWidth(p, 16);
     return {c};
   }
 };
 
 }  // namespace
+
+int ElementwiseWidth(const GemmProblem& p, int pointer_alignment) {
+  const int esize = static_cast<int>(DataTypeSize(p.d.type));
+  const int bytes = OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment);
+  // Narrower than a 32-bit word, a vector saves nothing.
+  if (bytes < 4 || bytes < 2 * esize) return 1;
+  return bytes / esize;
+}
 
 const KernelFamily& ElementwiseFamilyInstance() {
   static const ElementwiseFamily kFamily;

@@ -325,6 +325,36 @@ TEST(CublasBackendTest, ElementwisePassFollowsThePlainProduct) {
   EXPECT_LT(c.Error(c.Reference(false)), 2e-3);
 }
 
+// A bias on Lt's axis stays with Lt's BIAS epilogue when the activation needs
+// the pass: the pass is made for the activation alone.
+TEST(CublasBackendTest, LtAddsTheBiasBeforeAnActivationOnlyPass) {
+  JITGEMM_REQUIRE_GPU();
+  const GemmProblem p =
+      Problem(16, 32, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerColumn, Activation::kSilu);
+  int runs = 0;
+  GemmProblem seen;
+  ElementwiseEpilogueFactory factory =
+      [&](const GemmProblem& problem,
+          const Options&) -> absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> {
+    seen = problem;
+    return std::make_unique<RecordingPass>(&runs);
+  };
+  auto backend = CreateCublasBackend(p, Options(), factory);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_EQ(seen.epilogue.bias, BiasMode::kNone);
+  EXPECT_EQ(seen.epilogue.activation, Activation::kSilu);
+  EXPECT_THAT((*backend)->Describe(), HasSubstr("cublasLt BIAS"));
+  // Same operands, no activation: what the Lt call alone must leave in D.
+  GemmProblem biased = p;
+  biased.epilogue.activation = Activation::kNone;
+  Case c(biased);
+  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(runs, 1);
+  EXPECT_LT(c.Error(c.Reference(true)), Tolerance(DataType::kBF16, false));
+}
+
 TEST(CublasBackendTest, RunsOnSeveralStreamsAndInsideGraphCapture) {
   JITGEMM_REQUIRE_GPU();
   const GemmProblem p =

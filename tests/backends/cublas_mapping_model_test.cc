@@ -105,7 +105,9 @@ std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, co
     }
   }
   if (map.elementwise_after) {
-    const auto& e = p.epilogue;
+    // The pass does what ElementwiseProblem says, and nothing else.
+    const GemmProblem pass = ElementwiseProblem(p, map);
+    const auto& e = pass.epilogue;
     for (int64_t bt = 0; bt < p.batch_count; ++bt) {
       for (int64_t i = 0; i < p.m; ++i) {
         for (int64_t j = 0; j < p.n; ++j) {

@@ -99,6 +99,8 @@ TEST(CublasMappingTest, BiasOnTheOtherAxisGoesToTheElementwisePass) {
   ASSERT_TRUE(map.ok()) << map.status();
   EXPECT_EQ(map->epilogue, LtEpilogue::kDefault);
   EXPECT_TRUE(map->elementwise_after);
+  EXPECT_TRUE(map->elementwise_bias);
+  EXPECT_EQ(ElementwiseProblem(p, *map).epilogue.bias, BiasMode::kPerRow);
 
   p.d.layout = Layout::kColMajor;
   p.d.ld = p.m;
@@ -106,18 +108,55 @@ TEST(CublasMappingTest, BiasOnTheOtherAxisGoesToTheElementwisePass) {
   p.epilogue.bias = BiasMode::kPerColumn;  // column-major D: Lt's bias runs per row
   map = MapToCublasLt(p, false);
   ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->epilogue, LtEpilogue::kDefault);
   EXPECT_TRUE(map->elementwise_after);
+  EXPECT_TRUE(map->elementwise_bias);
+  EXPECT_EQ(ElementwiseProblem(p, *map).epilogue.bias, BiasMode::kPerColumn);
 }
 
-TEST(CublasMappingTest, ActivationsWithoutLtEpilogueGoToTheElementwisePass) {
+// The case PyTorch's F.linear + F.silu competes on: Lt's BIAS epilogue adds
+// the bias (with alpha and beta), the pass applies only the activation.
+TEST(CublasMappingTest, ActivationsWithoutLtEpilogueKeepLtsBias) {
   for (Activation act : {Activation::kGeluErf, Activation::kSilu}) {
     GemmProblem p = LinearRelu(4, 64, 32, DataType::kBF16);
     p.epilogue.activation = act;
     auto map = MapToCublasLt(p, false);
     ASSERT_TRUE(map.ok()) << map.status();
-    EXPECT_EQ(map->epilogue, LtEpilogue::kDefault) << ActivationName(act);
+    EXPECT_EQ(map->epilogue, LtEpilogue::kBias) << ActivationName(act);
     EXPECT_TRUE(map->elementwise_after) << ActivationName(act);
+    EXPECT_FALSE(map->elementwise_bias) << ActivationName(act);
+    const GemmProblem pass = ElementwiseProblem(p, *map);
+    EXPECT_EQ(pass.epilogue.bias, BiasMode::kNone) << ActivationName(act);
+    EXPECT_EQ(pass.epilogue.activation, act);
+    EXPECT_EQ(DebugString(*map),
+              "D^T=B^T A^T opA=T opB=N m=64 n=4 k=32 batch=1 32F BIAS +elementwise");
   }
+}
+
+TEST(CublasMappingTest, BatchedBiasStrideGoesToLtWhenLtAddsTheBias) {
+  GemmProblem p = LinearRelu(4, 64, 32, DataType::kF16);
+  p.batch_count = 3;
+  p.a.batch_stride = 4 * 32;
+  p.d.batch_stride = 4 * 64;
+  p.c = p.d;
+  p.epilogue.bias_batch_stride = 64;
+  p.epilogue.activation = Activation::kSilu;
+  auto map = MapToCublasLt(Canonical(p), false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->epilogue, LtEpilogue::kBias);
+  EXPECT_EQ(map->bias_batch_stride, 64);
+  EXPECT_EQ(ElementwiseProblem(p, *map).epilogue.bias_batch_stride, 0);
+}
+
+TEST(CublasMappingTest, ActivationWithoutLtEpilogueAndNoBias) {
+  GemmProblem p = LinearRelu(4, 64, 32, DataType::kBF16);
+  p.epilogue.bias = BiasMode::kNone;
+  p.epilogue.activation = Activation::kGeluErf;
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->epilogue, LtEpilogue::kDefault);
+  EXPECT_TRUE(map->elementwise_after);
+  EXPECT_FALSE(map->elementwise_bias);
 }
 
 TEST(CublasMappingTest, EpilogueChoiceWithoutBias) {
@@ -242,6 +281,16 @@ TEST(CublasMappingTest, WithoutLtEpilogueMovesEverythingToThePass) {
   CublasLtMapping plain = WithoutLtEpilogue(*map, p);
   EXPECT_EQ(plain.epilogue, LtEpilogue::kDefault);
   EXPECT_TRUE(plain.elementwise_after);
+  EXPECT_TRUE(plain.elementwise_bias);
+  EXPECT_EQ(ElementwiseProblem(p, plain).epilogue.bias, p.epilogue.bias);
+
+  // Lt's BIAS for an activation it lacks: without it, the pass adds the bias.
+  GemmProblem silu = p;
+  silu.epilogue.activation = Activation::kSilu;
+  auto silu_map = MapToCublasLt(silu, false);
+  ASSERT_TRUE(silu_map.ok());
+  ASSERT_FALSE(silu_map->elementwise_bias);
+  EXPECT_TRUE(WithoutLtEpilogue(*silu_map, silu).elementwise_bias);
   EXPECT_EQ(plain.m, map->m);
 
   GemmProblem none = Canonical(Gemm(8, 8, 8, DataType::kF16));

@@ -60,7 +60,7 @@ TEST(KernelKeyPinTest, Elementwise) {
   const KernelFamily& f = GetFamily(Family::kElementwise);
   const GemmProblem p = Canonicalize(Linear());
   EXPECT_EQ(KeyHex(p, f.Candidates(p, OfflineTarget(90), TuningPolicy::kHeuristic).at(0)),
-            "7732be8d0934ddc28d071dec9e46e461");
+            "e6e65fcdfc182fc068e2379057374ff5");
 }
 
 }  // namespace

@@ -70,6 +70,20 @@ TEST(CandidateSetTest, CublasCandidatesCarryTheElementwisePass) {
   EXPECT_FALSE(std::get<CublasAlgorithm>(old.back()).elementwise->pdl) << "PDL needs sm_90";
 }
 
+// The pass reads 16-byte chunks of D only where the caller's pointers allow.
+TEST(CandidateSetTest, ElementwisePassWidthFollowsThePointerAlignment) {
+  const jit::TargetInfo hopper = jit::OfflineTarget(90);
+  for (auto [alignment, width] :
+       {std::pair{16, 8}, std::pair{8, 4}, std::pair{4, 2}, std::pair{2, 1}}) {
+    Options o;
+    o.pointer_alignment = alignment;
+    const std::vector<Candidate> set = ProposeCandidates(Linear(8), hopper, o);
+    const auto& cublas = std::get<CublasAlgorithm>(set.back());
+    ASSERT_TRUE(cublas.elementwise.has_value());
+    EXPECT_EQ(cublas.elementwise->block_n, width) << "pointer_alignment " << alignment;
+  }
+}
+
 TEST(CandidateSetTest, NamesAreTheRecordsSpelling) {
   EXPECT_EQ(CandidateName(CublasAlgorithm{0}), "cublas");
   EXPECT_EQ(CandidateName(CublasAlgorithm{2}), "cublas#2");
