@@ -13,6 +13,7 @@
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/activation.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 
 namespace jitgemm {
@@ -46,7 +47,7 @@ struct TmaStoreEpilogue {
                                       static_cast<int64>(batch) * S::kStrideC;
       v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
     }
-    return Activate<S::kAct>(v);
+    return ActivateFor16BitD<S::kAct>(v);
   }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix;
