@@ -25,7 +25,7 @@ lib="$out/jitgemm/lib"
 # One copy of the library under its SONAME is all the loader needs.
 rm -f "$lib/libjitgemm.so" "$lib/libjitgemm.so.0.1.0"
 rm -rf "$lib/cmake" "$out/jitgemm/include"
-ldd "$lib/libjitgemm.so.0" | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash' |
+ldd "$lib/libjitgemm.so.0" | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libcrypto' |
   sort -u | while read -r dep; do cp -L "$dep" "$lib/"; done
 strip --strip-debug "$lib"/*.so* 2>/dev/null || true
 if ldd "$lib/libjitgemm.so.0" | grep -q "not found"; then
