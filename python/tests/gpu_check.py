@@ -208,6 +208,9 @@ def check_modes(rng: random.Random):
             captured = f(x, w, b, gx, gw)
         graph.replay()
         torch.cuda.synchronize()
+        # A fresh trace per case: twelve dtype / activation cases would pass
+        # Dynamo's recompile limit for one function.
+        torch._dynamo.reset()
         compiled = torch.compile(f, fullgraph=True, dynamic=False)(x, w, b, gx, gw)
         torch.cuda.synchronize()
         same = all(torch.equal(e, c) and torch.equal(e, g)
