@@ -5,10 +5,12 @@
 // split-K through the plan's zeroed workspace.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/families/ranking.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
 #include "jitgemm/problem.h"
@@ -40,9 +42,7 @@ KernelConfig Make(int bm, int bn, int bk, int wm, int wn, int stages, int split 
   return c;
 }
 
-int SmemBytes(const KernelConfig& c) {
-  return c.stages * (c.block_m + c.block_n) * c.block_k * 2;
-}
+int SmemBytes(const KernelConfig& c) { return c.stages * (c.block_m + c.block_n) * c.block_k * 2; }
 
 int64_t KTiles(const GemmProblem& p, const KernelConfig& c) { return CeilDiv(p.k, c.block_k); }
 int64_t Tiles(const GemmProblem& p, const KernelConfig& c) {
@@ -101,8 +101,7 @@ double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t full_waves = blocks / slots;
   const int64_t rest = blocks - full_waves * slots;
   const int warps = c.warps_m * c.warps_n;
-  const double k_per_block =
-      static_cast<double>(CeilDiv(KTiles(p, c), c.split_k) * c.block_k);
+  const double k_per_block = static_cast<double>(CeilDiv(KTiles(p, c), c.split_k) * c.block_k);
   const double block_macs = static_cast<double>(c.block_m) * c.block_n * k_per_block;
   // Scale to the target: rates are per SM, and sm_80 parts run mma.sync at
   // about the same per-SM rate as Hopper's.
@@ -138,12 +137,12 @@ class Sm80Family final : public KernelFamily {
     if (p.m < 1 || p.n < 1 || p.k < 1) return absl::InvalidArgumentError("empty problem");
     const int warps = c.warps_m * c.warps_n;
     if (!Pow2(c.block_m) || !Pow2(c.block_n) || !Pow2(c.block_k) || c.block_k < 32 ||
-        c.block_k > 128 || c.block_m > 256 || c.block_n > 256 || c.warps_m < 1 ||
-        c.warps_n < 1 || !Pow2(warps) || warps > 8 || c.block_m % (16 * c.warps_m) != 0 ||
+        c.block_k > 128 || c.block_m > 256 || c.block_n > 256 || c.warps_m < 1 || c.warps_n < 1 ||
+        !Pow2(warps) || warps > 8 || c.block_m % (16 * c.warps_m) != 0 ||
         c.block_n % (16 * c.warps_n) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm80 tile ", c.ToString(),
-                       " is not valid: powers of two, block_k 32..128, warp tiles multiples of 16, <= 8 warps"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm80 tile ", c.ToString(),
+          " is not valid: powers of two, block_k 32..128, warp tiles multiples of 16, <= 8 warps"));
     }
     const int wm = c.block_m / c.warps_m, wn = c.block_n / c.warps_n;
     if (wm * wn > 64 * 64 || wm > 128 || wn > 128) {
@@ -154,10 +153,9 @@ class Sm80Family final : public KernelFamily {
       return absl::InvalidArgumentError("sm80 kernels need 2..8 pipeline stages");
     }
     if (SmemBytes(c) + kStaticSmem > target.shared_bytes_per_block_optin) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm80 tile ", c.ToString(), " needs ", SmemBytes(c),
-                       " bytes of shared memory, the target allows ",
-                       target.shared_bytes_per_block_optin));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm80 tile ", c.ToString(), " needs ", SmemBytes(c),
+          " bytes of shared memory, the target allows ", target.shared_bytes_per_block_optin));
     }
     if (c.split_k < 1 || c.split_k > 16 || c.split_k > KTiles(p, c)) {
       return absl::InvalidArgumentError(
@@ -219,17 +217,7 @@ class Sm80Family final : public KernelFamily {
       if (!Supports(p, c, target).ok()) continue;
       ranked.emplace_back(Cost(p, c, target), c);
     }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<KernelConfig> out;
-    for (const auto& [cost, c] : ranked) {
-      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    }
-    const size_t limit = policy == TuningPolicy::kHeuristic ? 1
-                         : policy == TuningPolicy::kFast    ? 8
-                                                            : out.size();
-    if (out.size() > limit) out.resize(limit);
-    return out;
+    return RankByCost(std::move(ranked), policy, 8);
   }
 
  private:

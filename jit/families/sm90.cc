@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/families/ranking.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
 #include "jit/specializer.h"
@@ -204,17 +206,7 @@ class Sm90Family final : public KernelFamily {
         if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
       }
     }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<KernelConfig> out;
-    for (const auto& [cost, c] : ranked) {
-      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    }
-    const size_t limit = policy == TuningPolicy::kHeuristic ? 1
-                         : policy == TuningPolicy::kFast    ? 4
-                                                            : out.size();
-    if (out.size() > limit) out.resize(limit);
-    return out;
+    return RankByCost(std::move(ranked), policy, 4);
   }
 
   std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
