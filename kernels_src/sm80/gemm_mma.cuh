@@ -19,10 +19,10 @@
 #pragma once
 
 #include "jitgemm/common/args.cuh"
+#include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm80/epilogue.cuh"
 #include "jitgemm/sm80/mainloop.cuh"
-#include "jitgemm/sm80/ptx.cuh"
 
 namespace jitgemm {
 namespace sm80 {
