@@ -17,14 +17,23 @@ __device__ __forceinline__ unsigned SmemAddr(const void* p) {
   return static_cast<unsigned>(a);
 }
 
+// The same with the conversion inside the asm, so the compiler never sees the
+// 64-bit value: the sm80 family's form. SmemAddr's form lets the compiler fold
+// the truncation into later arithmetic, and the sm80 kernels' SASS changes.
+__device__ __forceinline__ unsigned SmemAddrAsm(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
 // Asynchronous global -> shared copies. `src_bytes` < the copy size zero-fills
 // the rest (0: nothing is read and the destination becomes zeros). The source
 // address must be aligned to the copy size.
 __device__ __forceinline__ void CpAsync16(unsigned dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void CpAsync16(unsigned dst, const void* src, unsigned src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
 }
@@ -39,12 +48,12 @@ __device__ __forceinline__ void CpAsync4(unsigned dst, const void* src, int src_
                : "memory");
 }
 __device__ __forceinline__ void CpAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.commit_group;" ::: "memory");
 }
 // Waits until at most kPending of this thread's committed groups are in flight.
 template <int kPending>
 __device__ __forceinline__ void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 // The same for a count known only after unrolling (folds to one instruction).
 __device__ __forceinline__ void CpAsyncWaitN(int pending) {
@@ -100,7 +109,7 @@ __device__ __forceinline__ void CpAsyncWaitN(int pending) {
   }
 }
 __device__ __forceinline__ void CpAsyncWaitAll() {
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
 __device__ __forceinline__ void StShared128(unsigned dst, unsigned x, unsigned y, unsigned z,

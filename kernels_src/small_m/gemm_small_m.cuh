@@ -6,8 +6,8 @@
 // 16-bit type (bf16 or fp16) for A and B, fp32 accumulation.
 //
 // Two paths. kBlockK = 32: the register-ring path described below (any
-// architecture from sm_80; RingGemm in ring_gemm.cuh, the reduction in
-// reduce.cuh). kBlockK = 64 * KS (sm_90a, WgGemm in wgmma_gemm.cuh): x and W
+// architecture from sm_80; RingGemm in ring_gemm.cuh, bulk copies of x in
+// x_load.cuh). kBlockK = 64 * KS (sm_90a, WgGemm in wgmma_gemm.cuh): x and W
 // tiles through shared memory into wgmma, for M > 16.
 //
 // Work split (all compile-time):
