@@ -2,9 +2,9 @@
 // thread-block clusters (mapa, st.async), wgmma fences and shared-memory
 // matrix descriptors, register reallocation. Everything here needs sm_90
 // (wgmma and setmaxnreg: sm_90a). Used by the sm90 family and by the Hopper
-// paths of small_m; small_m also compiles for sm_80, so the wrappers it calls
-// compile to nothing below sm_90 (ClusterRank is 0, MapaShared the identity)
-// and its callers keep them out of sm_80 kernels' work.
+// paths of small_m. small_m also compiles for sm_80, so the wrappers it calls
+// compile to nothing below sm_90 (ClusterRank is 0, MapaShared the identity);
+// its host rules allow the configs that need them on sm_90 only.
 #pragma once
 
 #include "jitgemm/common/ptx_sm80.cuh"
