@@ -48,6 +48,12 @@ class KernelFamily {
   virtual std::vector<KernelConfig> Candidates(const GemmProblem& problem, const TargetInfo& target,
                                                TuningPolicy policy) const = 0;
 
+  // True when the config's kernel exists only in the sm_90a target (wgmma,
+  // clusters, bulk copies) although the family also serves earlier GPUs: its
+  // name then carries "_sm90a" after the family (an sm_90a-only family says
+  // so in its own name, as gemm_sm90_ does).
+  virtual bool Sm90aOnly(const KernelConfig& config) const { return false; }
+
   // Family-specific lines added to the spec struct (each "static constexpr ...;").
   // The common fields of kernels_src/common/args.cuh are written by the specialiser.
   virtual std::string ExtraSpecFields(const GemmProblem& problem,

@@ -69,11 +69,12 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   auto lchar = [](const Operand& o) { return o.layout == Layout::kRowMajor ? "r" : "c"; };
 
   KernelSource out;
-  out.kernel_name = absl::StrFormat(
-      "gemm_%s_%s%s_%s%s_%s_%dx%dx%d_w%dx%d_s%d", FamilyName(config.family), DataTypeName(p.a.type),
-      p.d.type != p.a.type ? absl::StrCat("_", DataTypeName(p.d.type)) : "", lchar(p.a), lchar(p.b),
-      lchar(p.d), config.block_m, config.block_n, config.block_k, config.warps_m, config.warps_n,
-      config.stages);
+  out.kernel_name =
+      absl::StrFormat("gemm_%s%s_%s%s_%s%s_%s_%dx%dx%d_w%dx%d_s%d", FamilyName(config.family),
+                      family.Sm90aOnly(config) ? "_sm90a" : "", DataTypeName(p.a.type),
+                      p.d.type != p.a.type ? absl::StrCat("_", DataTypeName(p.d.type)) : "",
+                      lchar(p.a), lchar(p.b), lchar(p.d), config.block_m, config.block_n,
+                      config.block_k, config.warps_m, config.warps_n, config.stages);
   if (config.split_k > 1) absl::StrAppend(&out.kernel_name, "_sk", config.split_k);
   if (has_c) absl::StrAppend(&out.kernel_name, "_beta");
   if (p.epilogue.bias == BiasMode::kPerColumn) absl::StrAppend(&out.kernel_name, "_bias_col");
@@ -86,6 +87,8 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   if (config.x_copy > 0) absl::StrAppend(&out.kernel_name, "_xc", config.x_copy);
   if (config.cluster_k) absl::StrAppend(&out.kernel_name, "_ck");
   if (config.cluster_m > 1) absl::StrAppend(&out.kernel_name, "_cm", config.cluster_m);
+  // kM = 0 in the spec: one kernel serves every M up to block_m.
+  if (config.runtime_m) absl::StrAppend(&out.kernel_name, "_rtm");
 
   std::string& s = out.source;
   absl::StrAppend(&s, "// ", out.kernel_name, "\n#include \"", family.header(), "\"\n\n");

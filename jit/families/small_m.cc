@@ -201,6 +201,10 @@ class SmallMFamily final : public KernelFamily {
     return small_m::Candidates(*this, p, target, policy);
   }
 
+  bool Sm90aOnly(const KernelConfig& c) const override {
+    return IsWg(c) || c.cluster_k || c.x_copy > 0;
+  }
+
   std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
     // Loads of two chunks back to back, dependents released after the last
     // weight load (the kernel's defaults, written out for the cache key).

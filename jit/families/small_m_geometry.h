@@ -1,5 +1,5 @@
 // The small-M family's host-side mirror of its kernel's geometry
-// (kernels_src/small_m/gemm_small_m.cuh, Traits<S>), the sizes its rules
+// (kernels_src/small_m/traits.cuh, Traits<S>), the sizes its rules
 // depend on, config constructors, and its candidate rules. Internal to
 // jit/families/small_m*.cc.
 //
@@ -25,7 +25,7 @@ constexpr int kMaxGridYZ = 65535;
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int RoundUp8(int64_t m) { return static_cast<int>(CeilDiv(std::max<int64_t>(m, 1), 8) * 8); }
 
-// Mirrors jitgemm::small_m::Traits<S> (kernels_src/small_m/gemm_small_m.cuh).
+// Mirrors jitgemm::small_m::Traits<S> (kernels_src/small_m/traits.cuh).
 struct Geometry {
   int mp = 8, mg = 1, warps_n = 1, warps_k = 1, warps = 1, bn = 16, r = 1, stages = 1;
   int split = 1;

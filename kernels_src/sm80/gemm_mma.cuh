@@ -19,10 +19,10 @@
 #pragma once
 
 #include "jitgemm/common/args.cuh"
+#include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm80/epilogue.cuh"
 #include "jitgemm/sm80/mainloop.cuh"
-#include "jitgemm/sm80/ptx.cuh"
 
 namespace jitgemm {
 namespace sm80 {
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(S::kThreads) GemmMma(const GemmArgs args) {
   constexpr int kMI = ML::kMI, kNI = ML::kNI;
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const unsigned smem = SmemAddr(smem_raw);
+  const unsigned smem = SmemAddrAsm(smem_raw);
 
   const int m_total = S::kM != 0 ? S::kM : args.m;
   const int tiles_n = gridDim.x, tiles_m = gridDim.y;

@@ -11,8 +11,8 @@
 #pragma once
 
 #include "jitgemm/common/args.cuh"
+#include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
-#include "jitgemm/sm80/ptx.cuh"
 #include "jitgemm/sm80/tile.cuh"
 
 namespace jitgemm {

@@ -9,8 +9,8 @@
 // 16-byte bank groups: conflict-free reads and writes with no padding.
 #pragma once
 
+#include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
-#include "jitgemm/sm80/ptx.cuh"
 
 namespace jitgemm {
 namespace sm80 {
@@ -129,7 +129,7 @@ struct TileLoader {
     // Here valid is 0 or 8.
     if (kAlign == 16) {
       if (!kChecked) {
-        CpAsync16Full(dst, src);
+        CpAsync16(dst, src);
       } else {
         CpAsync16(dst, valid > 0 ? src : safe, valid > 0 ? 16 : 0);
       }

@@ -1,8 +1,13 @@
-// Hopper-only PTX for the sm90 family: tensor maps and TMA loads, mbarriers,
-// wgmma fences and shared-memory matrix descriptors, register reallocation.
-// Everything here needs sm_90 (wgmma and setmaxnreg: sm_90a).
+// Hopper-only PTX: tensor maps and TMA loads, mbarriers, bulk copies,
+// thread-block clusters (mapa, st.async), wgmma fences and shared-memory
+// matrix descriptors, register reallocation. Everything here needs sm_90
+// (wgmma and setmaxnreg: sm_90a). Used by the sm90 family and by the Hopper
+// paths of small_m. small_m also compiles for sm_80, so the wrappers it calls
+// compile to nothing below sm_90 (ClusterRank is 0, MapaShared the identity);
+// its host rules allow the configs that need them on sm_90 only.
 #pragma once
 
+#include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
 
 namespace jitgemm {
@@ -14,28 +19,28 @@ struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
-__device__ __forceinline__ unsigned SmemAddr(const void* p) {
-  unsigned long long a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
-}
-
 __device__ __forceinline__ void PrefetchTensorMap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
 __device__ __forceinline__ void MbarInit(unsigned bar, unsigned count) {
+#if __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+#endif
 }
 
 // Makes barrier initialisation visible to the async proxy (TMA) and the cluster.
 __device__ __forceinline__ void FenceBarrierInit() {
+#if __CUDA_ARCH__ >= 900
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ void MbarArriveExpectTx(unsigned bar, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
+#endif
 }
 
 __device__ __forceinline__ void MbarArrive(unsigned bar) {
@@ -44,12 +49,14 @@ __device__ __forceinline__ void MbarArrive(unsigned bar) {
 
 // Blocks until the phase of parity `parity` of the barrier has completed.
 __device__ __forceinline__ void MbarWait(unsigned bar, unsigned parity) {
+#if __CUDA_ARCH__ >= 900
   asm volatile(
       "{\n.reg .pred p;\n"
       "W_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
       "@!p bra W_%=;\n}\n" ::"r"(bar),
       "r"(parity)
       : "memory");
+#endif
 }
 
 // 3-D tiled TMA load of one box into shared memory, completing its bytes on `bar`.
@@ -74,19 +81,56 @@ __device__ __forceinline__ void TmaLoad3dMulticast(unsigned dst, const TensorMap
 }
 
 __device__ __forceinline__ unsigned ClusterRank() {
-  unsigned r;
+  unsigned r = 0;
+#if __CUDA_ARCH__ >= 900
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
   return r;
 }
 
 __device__ __forceinline__ void ClusterSync() {
+#if __CUDA_ARCH__ >= 900
   asm volatile(
       "barrier.cluster.arrive.release.aligned;\n"
       "barrier.cluster.wait.acquire.aligned;" ::
           : "memory");
+#endif
+}
+// The two halves of ClusterSync, for work between the arrive and the wait.
+__device__ __forceinline__ void ClusterArrive() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ClusterWait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+// The address of shared-memory location `addr` (this CTA's window) in the
+// CTA of cluster rank `rank`.
+__device__ __forceinline__ unsigned MapaShared(unsigned addr, unsigned rank) {
+  unsigned out = addr;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(addr), "r"(rank));
+#endif
+  return out;
+}
+// 16 bytes into a peer CTA's shared memory, completing transaction bytes on
+// the peer's mbarrier `bar` (both shared::cluster addresses).
+__device__ __forceinline__ void StoreAsyncF4(unsigned addr, const float (&v)[4], unsigned bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, "
+      "[%5];" ::"r"(addr),
+      "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(bar)
+      : "memory");
+#endif
 }
 
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster.
+// Deliberately a plain (relaxed-by-default) arrive without `.release.cluster`:
+// with the qualifier the sm90 kernel ran about 2x slower.
 __device__ __forceinline__ void MbarArriveCluster(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
@@ -94,6 +138,37 @@ __device__ __forceinline__ void MbarArriveCluster(unsigned bar, unsigned rank) {
       "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(bar),
       "r"(rank)
       : "memory");
+}
+
+// `bytes` (multiple of 16) from global to this CTA's shared memory.
+__device__ __forceinline__ void BulkCopy(unsigned dst, const void* src, unsigned bytes,
+                                         unsigned bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+#endif
+}
+// `bytes` (multiple of 16) from global to the same shared offset in every
+// CTA of `mask`, each completing `bytes` on its own mbarrier at `bar`.
+__device__ __forceinline__ void BulkCopyMulticast(unsigned dst, const void* src, unsigned bytes,
+                                                  unsigned bar, unsigned short mask) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1], %2, [%3], %4;" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "h"(mask)
+      : "memory");
+#endif
+}
+// Prefetch `bytes` (a multiple of 16, 16-byte aligned start) into L2 with one
+// bulk request.
+__device__ __forceinline__ void PrefetchBulkL2(const void* p, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
 }
 
 // 3-D tiled TMA store of one box from shared memory, in the bulk-async group

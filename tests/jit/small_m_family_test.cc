@@ -11,13 +11,17 @@
 #include "jit/candidates.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
+#include "jit/specializer.h"
 #include "support/status_matchers.h"
 #include "tests/jit/linear_problem.h"
 
 namespace jitgemm::jit {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 TEST(FamiliesTest, SmallMBulkXWithLateWeightsAtM5To8) {
   const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
@@ -147,6 +151,38 @@ TEST(FamiliesTest, SmallMWgmmaPathOnHopperAboveM16) {
   bad.stages = 2;
   EXPECT_THAT(small.Supports(m64, bad, hopper),
               jitgemm::support::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stages")));
+}
+
+// Kernel names carry the arch where the kernel exists only in sm_90a
+// (wgmma, bulk x, clusters) and end in _rtm where M is a run-time value.
+TEST(FamiliesTest, SmallMKernelNamesSayArchAndRuntimeM) {
+  const TargetInfo hopper = OfflineTarget(90);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  auto name = [&](const GemmProblem& p, const KernelConfig& c) {
+    EXPECT_TRUE(small.Supports(p, c, hopper).ok()) << c.ToString();
+    return SpecializeFor(p, c, hopper, 16).kernel_name;
+  };
+  const GemmProblem m64 = Linear(64, 2048, 4096, DataType::kBF16);
+  KernelConfig wg = small.Candidates(m64, hopper, TuningPolicy::kFast).at(0);
+  ASSERT_GT(wg.block_k, 32) << wg.ToString();
+  wg.runtime_m = false;
+  EXPECT_THAT(name(m64, wg), StartsWith("gemm_small_m_sm90a_bf16_"));
+  EXPECT_THAT(name(m64, wg), Not(EndsWith("_rtm")));
+  wg.runtime_m = true;
+  EXPECT_THAT(name(m64, wg), EndsWith("_rtm"));
+
+  const GemmProblem m16 = Linear(16, 2048, 4096, DataType::kBF16);
+  KernelConfig ring = small.Candidates(m16, hopper, TuningPolicy::kFast).at(0);
+  ring.x_copy = 0;
+  ring.cluster_k = false;
+  ring.early_b = false;
+  ring.split_k = 1;
+  EXPECT_THAT(name(m16, ring), StartsWith("gemm_small_m_bf16_"));
+  ring.split_k = 2;
+  ring.cluster_k = true;
+  ring.x_copy = 1;
+  EXPECT_THAT(name(m16, ring), StartsWith("gemm_small_m_sm90a_bf16_"));
+  EXPECT_THAT(name(m16, ring), HasSubstr("_ck"));
 }
 
 TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {
