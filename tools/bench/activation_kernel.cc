@@ -133,18 +133,6 @@ absl::Status NvrtcCheck(nvrtcResult r, const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", nvrtcGetErrorString(r)));
 }
 
-const char* TypeSuffix(DataType type) {
-  switch (type) {
-    case DataType::kF32:
-      return "f32";
-    case DataType::kF16:
-      return "f16";
-    case DataType::kBF16:
-      return "bf16";
-  }
-  return "?";
-}
-
 }  // namespace
 
 const char* ActivationKernelSource() { return kSource; }
@@ -153,7 +141,7 @@ absl::StatusOr<std::string> ActivationKernelName(DataType type, Activation act) 
   if (act == Activation::kNone) {
     return absl::InvalidArgumentError("the activation kernel has no kernel for activation none");
   }
-  return absl::StrCat("bench_act_", TypeSuffix(type), "_", ActivationName(act));
+  return absl::StrCat("bench_act_", DataTypeName(type), "_", ActivationName(act));
 }
 
 absl::StatusOr<std::vector<char>> CompileActivationKernels(const std::string& arch) {
