@@ -9,7 +9,9 @@
 namespace jitgemm::cache {
 namespace {
 
-constexpr int kTuningRecordFormat = 1;
+// 2: regimes and resident_us. Format 1 records still read (as streaming).
+constexpr int kTuningRecordFormat = 2;
+constexpr int kStreamingOnlyFormat = 1;
 
 absl::Status Bad(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("tuning record: ", what));
@@ -27,14 +29,16 @@ absl::Status GetInt(const Json& j, const char* field, int* out) {
   return GetJsonInt(j, field, /*required=*/true, kWhere, out);
 }
 
-absl::Status ParseCandidates(const Json& j, std::vector<std::pair<std::string, double>>* out) {
-  auto it = j.find("candidate_us");
-  if (it == j.end()) return Bad("missing field 'candidate_us'");
-  if (!it->is_array()) return Bad("field 'candidate_us' is not an array");
+absl::Status ParseCandidates(const Json& j, const char* field,
+                             std::vector<std::pair<std::string, double>>* out) {
+  auto it = j.find(field);
+  if (it == j.end()) return Bad(absl::StrCat("missing field '", field, "'"));
+  if (!it->is_array()) return Bad(absl::StrCat("field '", field, "' is not an array"));
   for (const Json& c : *it) {
-    if (!c.is_object()) return Bad("a 'candidate_us' element is not an object");
+    if (!c.is_object()) return Bad(absl::StrCat("a '", field, "' element is not an object"));
     std::string name;
-    absl::Status s = CheckKnownFields(c, {"name", "us"}, "tuning record: a 'candidate_us' element");
+    absl::Status s =
+        CheckKnownFields(c, {"name", "us"}, absl::StrCat("tuning record: a '", field, "' element"));
     if (s.ok()) s = GetString(c, "name", &name);
     if (!s.ok()) return s;
     auto us = c.find("us");
@@ -46,6 +50,34 @@ absl::Status ParseCandidates(const Json& j, std::vector<std::pair<std::string, d
     out->emplace_back(std::move(name), v);
   }
   return absl::OkStatus();
+}
+
+absl::Status ParseRegimes(const Json& j, std::vector<std::string>* out) {
+  auto it = j.find("regimes");
+  if (it == j.end()) return Bad("missing field 'regimes'");
+  if (!it->is_array()) return Bad("field 'regimes' is not an array");
+  for (const Json& r : *it) {
+    if (!r.is_string()) return Bad("a 'regimes' element is not a string");
+    out->push_back(r.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+Json CandidatesJson(const std::vector<std::pair<std::string, double>>& times) {
+  Json candidates = Json::array();
+  for (const auto& [name, us] : times) {
+    Json c = Json::object();
+    c["name"] = name;
+    // JSON has no NaN or infinity; null makes such a record fail to load,
+    // which retunes instead of trusting a broken measurement.
+    if (std::isfinite(us)) {
+      c["us"] = us;
+    } else {
+      c["us"] = nullptr;
+    }
+    candidates.push_back(std::move(c));
+  }
+  return candidates;
 }
 
 }  // namespace
@@ -60,20 +92,9 @@ std::string TuningRecord::ToJson() const {
   j["library_version"] = library_version;
   j["problem_signature"] = problem_signature;
   j["winner"] = winner;
-  Json candidates = Json::array();
-  for (const auto& [name, us] : candidate_us) {
-    Json c = Json::object();
-    c["name"] = name;
-    // JSON has no NaN or infinity; null makes such a record fail to load,
-    // which retunes instead of trusting a broken measurement.
-    if (std::isfinite(us)) {
-      c["us"] = us;
-    } else {
-      c["us"] = nullptr;
-    }
-    candidates.push_back(std::move(c));
-  }
-  j["candidate_us"] = std::move(candidates);
+  j["regimes"] = regimes;
+  j["candidate_us"] = CandidatesJson(candidate_us);
+  j["resident_us"] = CandidatesJson(resident_us);
   j["reason"] = reason;
   // `replace`: dump would otherwise throw on invalid UTF-8 in a device name.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -87,8 +108,18 @@ absl::StatusOr<TuningRecord> TuningRecord::FromJson(std::string_view json) {
   int format = 0;
   absl::Status s = GetInt(j, "format", &format);
   if (!s.ok()) return s;
-  if (format != kTuningRecordFormat) return Bad(absl::StrCat("unknown format ", format));
+  if (format != kTuningRecordFormat && format != kStreamingOnlyFormat) {
+    return Bad(absl::StrCat("unknown format ", format));
+  }
   TuningRecord r;
+  if (format == kStreamingOnlyFormat) {
+    r.regimes = {"streaming"};
+  } else {
+    for (absl::Status field :
+         {ParseRegimes(j, &r.regimes), ParseCandidates(j, "resident_us", &r.resident_us)}) {
+      if (!field.ok()) return field;
+    }
+  }
   for (absl::Status field : {
            GetString(j, "device_name", &r.device_name),
            GetInt(j, "sm_count", &r.sm_count),
@@ -97,13 +128,19 @@ absl::StatusOr<TuningRecord> TuningRecord::FromJson(std::string_view json) {
            GetString(j, "library_version", &r.library_version),
            GetString(j, "problem_signature", &r.problem_signature),
            GetString(j, "winner", &r.winner),
-           ParseCandidates(j, &r.candidate_us),
+           ParseCandidates(j, "candidate_us", &r.candidate_us),
            GetString(j, "reason", &r.reason),
-           CheckKnownFields(
-               j,
-               {"format", "device_name", "sm_count", "driver_version", "cublas_version",
-                "library_version", "problem_signature", "winner", "candidate_us", "reason"},
-               kWhere),
+           format == kStreamingOnlyFormat
+               ? CheckKnownFields(j,
+                                  {"format", "device_name", "sm_count", "driver_version",
+                                   "cublas_version", "library_version", "problem_signature",
+                                   "winner", "candidate_us", "reason"},
+                                  kWhere)
+               : CheckKnownFields(j,
+                                  {"format", "device_name", "sm_count", "driver_version",
+                                   "cublas_version", "library_version", "problem_signature",
+                                   "winner", "regimes", "candidate_us", "resident_us", "reason"},
+                                  kWhere),
        }) {
     if (!field.ok()) return field;
   }

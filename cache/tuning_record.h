@@ -40,15 +40,22 @@ struct TuningRecord {
   // What was tuned, and the outcome.
   std::string problem_signature;
   std::string winner;
-  std::vector<std::pair<std::string, double>> candidate_us;  // name, median microseconds
+  // The timing regimes that decided ("streaming", "resident"), in order. A
+  // record of format 1 (before regimes existed) reads as {"streaming"}.
+  std::vector<std::string> regimes;
+  // Name, median microseconds in regimes[0].
+  std::vector<std::pair<std::string, double>> candidate_us;
+  // Name, median microseconds in the resident regime, when it is regimes[1].
+  std::vector<std::pair<std::string, double>> resident_us;
   std::string reason;  // e.g. "jit 4.1% faster than cublasLt (margin 3%)"
 
-  // Compact JSON with a "format" field. Never fails: invalid UTF-8 in a
+  // Compact JSON with a "format" field (2). Never fails: invalid UTF-8 in a
   // string is replaced, a non-finite time is written as null.
   std::string ToJson() const;
 
   // InvalidArgument naming the field for syntax errors, missing fields,
-  // wrong types, an unknown "format", or a null/negative time.
+  // wrong types, an unknown "format", or a null/negative time. Reads format
+  // 1 (no regimes, no resident_us) as well.
   static absl::StatusOr<TuningRecord> FromJson(std::string_view json);
 
   // Whether this record was measured where `current_env_fields` describes:

@@ -30,6 +30,9 @@ Options Options::FromEnvironment() {
   if (pdl == "0" || pdl == "off" || pdl == "false") o.pdl = false;
   const std::string constant_b = Env("JITGEMM_CONSTANT_B");
   if (constant_b == "1" || constant_b == "on" || constant_b == "true") o.constant_b = true;
+  const std::string regime = Env("JITGEMM_REGIME");
+  if (regime == "streaming") o.regime = TimingRegime::kStreaming;
+  if (regime == "resident") o.regime = TimingRegime::kResident;
   if (const char* arch = std::getenv("JITGEMM_ARCH"); arch && *arch) o.arch = arch;
   return o;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,12 +18,14 @@
 namespace jitgemm::tune {
 namespace {
 
-constexpr int kLaunchesPerGraph = 40;
-constexpr int kReplays = 5;
-// GPU time one replay may take: a graph holds fewer launches of a slow
-// candidate, so that timing a large problem's candidates stays well under a
-// second each instead of 40 x 6 calls (8192^3: about 0.4 s per candidate).
-constexpr double kReplayBudgetUs = 3000.0;
+// The most launches one graph may hold (tune/measure.h sizes graphs), and so
+// the most input copies worth rotating over.
+constexpr int kMaxLaunchesPerGraph = 40;
+// Random bytes made on the host per operand; the rest of a larger operand is
+// filled on the device by doubling copies. Filling a 1.85 GB weight
+// (129280 x 7168 bf16) element by element on the host took seconds of a cold
+// Plan::Create; the values only need to be random-looking, not unique.
+constexpr size_t kHostFillBytes = size_t{4} << 20;
 
 absl::Status Cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return absl::OkStatus();
@@ -81,7 +84,7 @@ absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem
   // of free memory.
   const size_t set_bytes = a_bytes + b_bytes + c_bytes + bias_bytes;
   size_t copies = std::clamp<size_t>((2 * static_cast<size_t>(l2) + set_bytes - 1) / set_bytes, 1,
-                                     kLaunchesPerGraph);
+                                     kMaxLaunchesPerGraph);
   while (copies > 1 && copies * set_bytes > free_bytes / 4) --copies;
 
   if (absl::Status s = Cuda(cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t*>(&t->stream_),
@@ -94,14 +97,25 @@ absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem
   auto upload = [&](void** ptr, size_t bytes, DataType type, uint64_t seed) -> absl::Status {
     if (bytes == 0) return absl::OkStatus();
     if (absl::Status s = Cuda(cudaMalloc(ptr, bytes), "cudaMalloc(scratch)"); !s.ok()) return s;
-    std::vector<uint8_t> view(bytes);
+    const size_t element = DataTypeSize(type);
+    const size_t head = std::min(bytes, kHostFillBytes / element * element);
+    std::vector<uint8_t> view(head);
     FillRandom(type, &view, seed);
     // On the timer's own stream: a legacy-stream copy could join a capture.
-    absl::Status s = Cuda(cudaMemcpyAsync(*ptr, view.data(), bytes, cudaMemcpyHostToDevice,
-                                          static_cast<cudaStream_t>(t->stream_)),
-                          "cudaMemcpyAsync");
+    auto stream = static_cast<cudaStream_t>(t->stream_);
+    char* base = static_cast<char*>(*ptr);
+    absl::Status s =
+        Cuda(cudaMemcpyAsync(base, view.data(), head, cudaMemcpyHostToDevice, stream), "copy");
+    // Doubling device-to-device copies of what is filled so far; each copy's
+    // source lies entirely before its destination, and the stream orders them.
+    for (size_t filled = head; s.ok() && filled < bytes;) {
+      const size_t n = std::min(filled, bytes - filled);
+      s = Cuda(cudaMemcpyAsync(base + filled, base, n, cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpyAsync(fill)");
+      filled += n;
+    }
     if (!s.ok()) return s;
-    return Cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(t->stream_)), "copy");
+    return Cuda(cudaStreamSynchronize(stream), "copy");
   };
   for (size_t i = 0; i < copies; ++i) {
     Set set;
@@ -126,31 +140,58 @@ GraphTimer::~GraphTimer() {
   if (stream_ != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 
-absl::StatusOr<double> GraphTimer::MedianUs(const Backend& backend) {
-  auto launch = [&](int i, cudaStream_t stream) {
-    const Set& s = sets_[i % sets_.size()];
-    return backend.Run({s.a, s.b, s.c, d_, s.bias}, reinterpret_cast<CUstream>(stream));
-  };
+absl::Status GraphTimer::Launch(const Backend& backend, Regime regime, int iter,
+                               void* stream) const {
+  const Set& s = regime == Regime::kResident ? sets_[0] : sets_[iter % sets_.size()];
+  return backend.Run({s.a, s.b, s.c, d_, s.bias}, static_cast<CUstream>(stream));
+}
+
+absl::StatusOr<double> GraphTimer::FirstCallUs(const Backend& backend, Regime regime) {
   auto stream = static_cast<cudaStream_t>(stream_);
-  // Warm-up outside the graph: first-launch costs (module load) stay out.
-  JITGEMM_RETURN_IF_ERROR(launch(0, stream));
+  // Warm-up: first-launch costs (module load) stay out; resident inputs are
+  // in the L2 afterwards.
+  JITGEMM_RETURN_IF_ERROR(Launch(backend, regime, 0, stream));
   JITGEMM_RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(stream), "warm-up run"));
-  // One timed call sizes the graph.
-  JITGEMM_ASSIGN_OR_RETURN(const double single_us, TimeOneCallUs(launch, 1, stream));
+  return TimeOneCallUs(
+      [&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); }, 1, stream);
+}
+
+namespace {
+
+class GraphReplayer final : public Replayer {
+ public:
+  explicit GraphReplayer(std::unique_ptr<CapturedGraph> graph) : graph_(std::move(graph)) {}
+  absl::StatusOr<double> ReplayUs() override { return graph_->ReplayUs(); }
+
+ private:
+  std::unique_ptr<CapturedGraph> graph_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Replayer>> GraphTimer::Capture(const Backend& backend,
+                                                              Regime regime, int launches) {
   GraphReplayConfig config;
-  config.launches = std::clamp(static_cast<int>(kReplayBudgetUs / std::max(1.0, single_us)), 2,
-                               kLaunchesPerGraph);
-  config.warmup = 0;  // done above
+  config.launches = std::clamp(launches, 1, kMaxLaunchesPerGraph);
+  config.warmup = 0;  // FirstCallUs warmed up
   // Other threads of the process may be capturing graphs of their own.
   config.mode = cudaStreamCaptureModeThreadLocal;
-  JITGEMM_ASSIGN_OR_RETURN(std::unique_ptr<CapturedGraph> graph,
-                           CapturedGraph::Capture(launch, stream, config));
-  std::vector<double> us;
-  for (int r = 0; r < kReplays; ++r) {
-    JITGEMM_ASSIGN_OR_RETURN(const double one, graph->ReplayUs());
-    us.push_back(one);
+  JITGEMM_ASSIGN_OR_RETURN(
+      std::unique_ptr<CapturedGraph> graph,
+      CapturedGraph::Capture(
+          [&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); },
+          static_cast<cudaStream_t>(stream_), config));
+  return std::unique_ptr<Replayer>(new GraphReplayer(std::move(graph)));
+}
+
+int64_t CurrentDeviceL2Bytes() {
+  int device = 0, l2 = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    cudaGetLastError();  // no device: streaming only, and no error left behind
+    return 0;
   }
-  return MedianOf(std::move(us));
+  return l2;
 }
 
 }  // namespace jitgemm::tune

@@ -9,6 +9,13 @@
 // tuner (38.15 against 38.16 us) and ran 5% slower in the benchmark, while
 // real wins are large (11.2 -> 9.8 us at 2048x4096, M = 64).
 //
+// Several regimes (tune/regime.h): a candidate has one time per regime, and
+// "beats by the margin" must hold in every one of them. Each candidate's
+// times are divided by the reference's in the same regime (the cuBLAS pick,
+// or the fastest time of that regime when cuBLAS cannot serve); the candidate
+// whose worse ratio is lowest is the best JIT kernel. So a JIT kernel 1.4x
+// faster streaming but 5% slower resident loses to cuBLAS.
+//
 // Thread safety: pure function.
 #ifndef JITGEMM_TUNE_SELECTION_H_
 #define JITGEMM_TUNE_SELECTION_H_
@@ -21,7 +28,12 @@ namespace jitgemm::tune {
 struct Timing {
   std::string name;  // "cublas" or a KernelConfig's text
   bool is_cublas = false;
-  double us = -1;  // median microseconds per call; < 0: could not run
+  // Median microseconds per call in each regime, in the order of the
+  // regimes timed; fewer entries than regimes or one < 0: could not run.
+  std::vector<double> us;
+  // Stopped early, clearly behind (tune/measure.h): `us` holds its short
+  // measurement, and it cannot win.
+  bool pruned = false;
 };
 
 struct Choice {
@@ -29,7 +41,10 @@ struct Choice {
   std::string reason;
 };
 
-Choice ChooseFastest(const std::vector<Timing>& timings, double margin);
+// `regimes` names the regimes of Timing::us for the reason; with one regime
+// (or none given) every candidate has one time.
+Choice ChooseFastest(const std::vector<Timing>& timings, double margin,
+                     const std::vector<std::string>& regimes = {});
 
 }  // namespace jitgemm::tune
 

@@ -9,7 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cache/key.h"
+#include "tune/measure.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
@@ -58,6 +60,27 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
   return last;
 }
 
+// The timing order: cuBLASLt's first choice first, the reference every
+// other candidate is compared with (never stopped early), then the rest in
+// the set's order.
+std::vector<int> TimingOrder(const std::vector<Candidate>& candidates) {
+  std::vector<int> order;
+  for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+    if (IsCublas(candidates[i]) && std::get<CublasAlgorithm>(candidates[i]).index == 0) {
+      order.insert(order.begin(), i);
+    } else {
+      order.push_back(i);
+    }
+  }
+  return order;
+}
+
+void FillResultTimes(const cache::TuningRecord& record, TuneResult* out) {
+  out->candidate_us = record.candidate_us;
+  out->resident_us = record.resident_us;
+  out->regimes = record.regimes;
+}
+
 }  // namespace
 
 absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
@@ -66,12 +89,20 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   // A record that exists but cannot be used (other device, driver or library,
   // a winner that no longer exists, malformed) is replaced by a fresh tuning.
   bool replace_record = false;
+  const std::vector<Regime> regimes = RegimesToTime(r.regime, r.reused_bytes, r.l2_bytes);
+  const std::vector<std::string> regime_names = RegimeNames(regimes);
+  const bool can_time =
+      r.policy != TuningPolicy::kHeuristic && !r.capturing && static_cast<bool>(r.make_timer);
   if (r.cache != nullptr) {
     cache::TuningRecord current = RecordIn(r.environment);
     current.problem_signature = r.record_key_text;
     auto record = cache::LoadTuningRecord(*r.cache, key, current, winner_exists);
     replace_record = !record.ok() && !absl::IsNotFound(record.status());
-    if (record.ok()) {
+    if (record.ok() && record->regimes != regime_names && can_time) {
+      // Decided in other regimes (a record made before both were timed):
+      // time again; without timing, the old decision is still the best known.
+      replace_record = true;
+    } else if (record.ok()) {
       const Candidate& winner = *Named(r, record->winner);  // winner_exists held
       auto b = r.build(winner);
       if (b.ok()) {
@@ -79,7 +110,7 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
         out.backend = std::move(*b);
         out.winner = winner;
         out.reason = absl::StrCat("stored decision: ", record->reason);
-        out.candidate_us = record->candidate_us;
+        FillResultTimes(*record, &out);
         out.from_record = true;
         return out;
       }
@@ -92,31 +123,53 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   // Everything built here survives the cache callback; the winner is moved out.
   std::map<std::string, BackendPtr> built;
   absl::Status timer_error = absl::OkStatus();
+  double timing_us = 0;
   auto tune = [&]() -> absl::StatusOr<std::string> {
     auto timer = r.make_timer();
     if (!timer.ok()) {
       timer_error = timer.status();
       return timer.status();
     }
-    std::vector<Timing> timings;
-    for (const Candidate& c : r.candidates) {
-      Timing t{CandidateName(c), IsCublas(c), -1};
+    std::vector<Timing> timings(r.candidates.size());
+    MeasureBudget budget;
+    std::vector<double> best(regimes.size(), -1);  // fastest median per regime so far
+    for (int i : TimingOrder(r.candidates)) {
+      const Candidate& c = r.candidates[i];
+      Timing& t = timings[i];
+      t.name = CandidateName(c);
+      t.is_cublas = IsCublas(c);
       auto b = r.build(c);
-      if (b.ok()) {
-        auto us = (*timer)->MedianUs(**b);
-        if (us.ok()) t.us = *us;
-        built[t.name] = std::move(*b);
+      if (!b.ok()) continue;
+      const bool reference = t.is_cublas && std::get<CublasAlgorithm>(c).index == 0;
+      for (size_t k = 0; k < regimes.size(); ++k) {
+        auto m = Measure(**timer, **b, regimes[k], best[k], reference, budget);
+        if (!m.ok()) break;  // cannot run in this regime: cannot win
+        t.us.push_back(m->us);
+        if (m->pruned) {
+          t.pruned = true;
+          break;  // clearly behind in one regime: its worse regime is no better
+        }
+        if (best[k] < 0 || m->us < best[k]) best[k] = m->us;
       }
-      timings.push_back(t);
+      built[t.name] = std::move(*b);
     }
-    const Choice choice = ChooseFastest(timings, r.margin);
+    timing_us = budget.spent_us;
+    const Choice choice = ChooseFastest(timings, r.margin, regime_names);
     if (choice.index < 0) return absl::UnavailableError("tuning: no candidate could run");
     cache::TuningRecord record = RecordIn(r.environment);
     record.problem_signature = r.record_key_text;
     record.winner = timings[choice.index].name;
-    record.reason = choice.reason;
+    record.regimes = regime_names;
+    int pruned = 0;
+    for (const Timing& t : timings) pruned += t.pruned ? 1 : 0;
+    record.reason = absl::StrFormat("%s [%s; timing %.0f ms of GPU time, %d stopped early]",
+                                    choice.reason, absl::StrJoin(regime_names, "+"),
+                                    budget.spent_us / 1000.0, pruned);
     for (const Timing& t : timings) {
-      if (t.us >= 0) record.candidate_us.emplace_back(t.name, t.us);
+      if (!t.us.empty() && t.us[0] >= 0) record.candidate_us.emplace_back(t.name, t.us[0]);
+      if (regimes.size() > 1 && t.us.size() > 1 && t.us[1] >= 0) {
+        record.resident_us.emplace_back(t.name, t.us[1]);
+      }
     }
     return record.ToJson();
   };
@@ -140,7 +193,8 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   TuneResult out;
   out.winner = *winner;
   out.reason = record->reason;
-  out.candidate_us = record->candidate_us;
+  FillResultTimes(*record, &out);
+  out.timing_us = timing_us;
   if (auto it = built.find(record->winner); it != built.end()) {
     out.backend = std::move(it->second);
   } else {

@@ -8,13 +8,20 @@
 //   else heuristic policy, capture in progress or no timer
 //     -> the first JIT candidate that builds, else cuBLAS (nothing stored)
 //   else (one tuner per problem across processes, via the cache's key lock)
-//     build every candidate, time each with the timer, apply the rule, store
+//     build every candidate, time each in every regime to time
+//     (tune/regime.h) within the budget (tune/measure.h), apply the rule
+//     (tune/selection.h), store
+//
+// A stored record decided in other regimes than this request needs (one made
+// before regimes existed: streaming only) is retuned when timing is possible,
+// and used as it is otherwise.
 //
 // Thread safety: SelectBackend may run concurrently; the callbacks must be
 // thread-compatible for the calling thread.
 #ifndef JITGEMM_TUNE_TUNER_H_
 #define JITGEMM_TUNE_TUNER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,6 +35,7 @@
 #include "jitgemm/options.h"
 #include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
+#include "tune/regime.h"
 #include "tune/tuning_key.h"
 
 namespace jitgemm::tune {
@@ -41,6 +49,11 @@ struct TuneRequest {
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;
   double margin = 0.03;
+  // Which regimes to time: RegimesToTime(regime, reused_bytes, l2_bytes).
+  TimingRegime regime = TimingRegime::kAuto;
+  int64_t reused_bytes = 0;  // ReusedBytes(problem)
+  int64_t l2_bytes = 0;      // the device's (CurrentDeviceL2Bytes); 0: unknown
+
   bool capturing = false;                   // stream capture in progress
   std::shared_ptr<cache::DiskCache> cache;  // null: nothing persisted
   std::string record_key_text;              // problem + options + environment
@@ -54,7 +67,14 @@ struct TuneResult {
   // CandidateName and median microseconds of every timed candidate; empty
   // when not timed.
   std::vector<std::pair<std::string, double>> candidate_us;
+  // The regimes that decided ("streaming", "resident"), in the order of the
+  // record's times; candidate_us holds the first's, resident_us the
+  // resident times when both decided.
+  std::vector<std::string> regimes;
+  std::vector<std::pair<std::string, double>> resident_us;
   bool from_record = false;
+  // GPU microseconds this call spent timing (0 when not timed now).
+  double timing_us = 0;
 };
 
 absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& request);

@@ -17,7 +17,8 @@ namespace {
 std::string OptionsKey(const Options& o) {
   return absl::StrCat(static_cast<int>(o.backend), ",", static_cast<int>(o.tuning), ",",
                       o.jit_enabled, ",", o.allow_tf32, ",", o.pdl, ",", o.constant_b, ",",
-                      o.pointer_alignment, ",", o.win_margin, ",", o.arch);
+                      o.pointer_alignment, ",", o.win_margin, ",", o.arch, ",",
+                      static_cast<int>(o.regime));
 }
 
 }  // namespace

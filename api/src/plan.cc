@@ -27,6 +27,7 @@
 #include "jit/specializer.h"
 #include "tune/candidate_set.h"
 #include "tune/graph_timer.h"
+#include "tune/regime.h"
 #include "tune/tuner.h"
 #include "tune/tuning_key.h"
 
@@ -51,6 +52,11 @@ absl::Status ValidateOptions(const Options& o) {
   if (!(o.win_margin >= 0.0 && o.win_margin < 1.0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("options.win_margin: must be in [0, 1), got ", o.win_margin));
+  }
+  const int regime = static_cast<int>(o.regime);
+  if (regime < 0 || regime > static_cast<int>(TimingRegime::kResident)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.regime: must be auto, streaming or resident, got ", regime));
   }
   if (!o.arch.empty()) {
     auto sm = jit::ParseArch(o.arch);
@@ -151,6 +157,9 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   };
   request.policy = options.tuning;
   request.margin = options.win_margin;
+  request.regime = options.regime;
+  request.reused_bytes = tune::ReusedBytes(p);
+  request.l2_bytes = tune::CurrentDeviceL2Bytes();
   request.capturing = capturing;
   request.cache = cache::DiskCache::Default();
   request.environment = tune::CurrentTuningEnvironment(*api, device);

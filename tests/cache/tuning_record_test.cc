@@ -32,9 +32,11 @@ TuningRecord Sample(const std::string& problem = "bf16 tn M4096 N4096 K4096") {
   r.library_version = "0.1.0";
   r.problem_signature = problem;
   r.winner = "gemm_sm80_bf16_128x128x32_s3";
+  r.regimes = {"streaming", "resident"};
   r.candidate_us = {{"cublasLt", 812.5},
                     {"gemm_sm80_bf16_128x128x32_s3", 771.25},
                     {"gemm_sm80_bf16_128x64x32_s4", 790.0}};
+  r.resident_us = {{"cublasLt", 640.5}, {"gemm_sm80_bf16_128x128x32_s3", 600.0}};
   r.reason = "jit 5.1% faster than cublasLt (margin 3%)";
   return r;
 }
@@ -85,8 +87,19 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"Truncated", Sample().ToJson().substr(0, 40), "not valid JSON"},
         Malformed{"Array", "[1,2]", "not a JSON object"},
         Malformed{"Null", "null", "not a JSON object"},
-        Malformed{"NoFormat", Replace("\"format\":1,", ""), "missing field 'format'"},
-        Malformed{"FutureFormat", Replace("\"format\":1", "\"format\":2"), "unknown format 2"},
+        Malformed{"NoFormat", Replace("\"format\":2,", ""), "missing field 'format'"},
+        Malformed{"FutureFormat", Replace("\"format\":2", "\"format\":3"), "unknown format 3"},
+        Malformed{"NoRegimes", Replace("\"regimes\":", "\"regimez\":"),
+                  "missing field 'regimes'"},
+        Malformed{"RegimeNumber", Replace("\"regimes\":[\"streaming\"", "\"regimes\":[7"),
+                  "a 'regimes' element is not a string"},
+        Malformed{"ResidentNegative", Replace("\"us\":640.5", "\"us\":-2"),
+                  "candidate 'cublasLt' time is bad"},
+        Malformed{"ResidentObject", Replace("\"resident_us\":[", "\"resident_us\":{\"x\":1},\"u\":["),
+                  "'resident_us' is not an array"},
+        // Format 1 predates regimes: its fields are the old ones only.
+        Malformed{"RegimesInFormat1", Replace("\"format\":2", "\"format\":1"),
+                  "unknown field 'regimes'"},
         Malformed{"NoWinner", Replace("\"winner\":", "\"winnah\":"), "missing field 'winner'"},
         Malformed{"SmCountString", Replace("\"sm_count\":132", "\"sm_count\":\"132\""),
                   "'sm_count' is not an integer"},
@@ -113,6 +126,23 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"CandidateString", Replace("\"us\":812.5", "\"us\":\"fast\""),
                   "candidate 'cublasLt' has no numeric 'us'"}),
     [](const ::testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+
+TEST(TuningRecordTest, AFormat1RecordReadsAsDecidedStreaming) {
+  // What the library stored before regimes existed.
+  const std::string old =
+      "{\"format\":1,\"device_name\":\"NVIDIA H100 80GB HBM3\",\"sm_count\":132,"
+      "\"driver_version\":13000,\"cublas_version\":130100,\"library_version\":\"0.1.0\","
+      "\"problem_signature\":\"p\",\"winner\":\"cublas\","
+      "\"candidate_us\":[{\"name\":\"cublas\",\"us\":7.5}],\"reason\":\"r\"}";
+  absl::StatusOr<TuningRecord> r = TuningRecord::FromJson(old);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->regimes, std::vector<std::string>{"streaming"});
+  EXPECT_TRUE(r->resident_us.empty());
+  EXPECT_EQ(r->candidate_us.size(), 1u);
+  // Written back, it is a format 2 record that says so.
+  EXPECT_THAT(r->ToJson(), HasSubstr("\"format\":2"));
+  EXPECT_THAT(r->ToJson(), HasSubstr("\"regimes\":[\"streaming\"]"));
+}
 
 TEST(TuningRecordTest, MatchesComparesTheEnvironmentFieldsOnly) {
   const TuningRecord stored = Sample();

@@ -11,7 +11,7 @@ class OptionsEnvTest : public ::testing::Test {
  protected:
   void TearDown() override {
     for (const char* v : {"JITGEMM_PDL", "JITGEMM_CONSTANT_B", "JITGEMM_TUNING", "JITGEMM_JIT",
-                          "JITGEMM_BACKEND", "JITGEMM_ARCH"}) {
+                          "JITGEMM_BACKEND", "JITGEMM_ARCH", "JITGEMM_REGIME"}) {
       unsetenv(v);
     }
   }
@@ -23,6 +23,16 @@ TEST_F(OptionsEnvTest, DefaultsAreSafe) {
   EXPECT_FALSE(o.constant_b) << "early reads of B need the caller's promise";
   EXPECT_EQ(o.tuning, TuningPolicy::kFast);
   EXPECT_TRUE(o.jit_enabled);
+  EXPECT_EQ(o.regime, TimingRegime::kAuto);
+}
+
+TEST_F(OptionsEnvTest, RegimeFromTheEnvironment) {
+  setenv("JITGEMM_REGIME", "Resident", 1);
+  EXPECT_EQ(Options::FromEnvironment().regime, TimingRegime::kResident);
+  setenv("JITGEMM_REGIME", "streaming", 1);
+  EXPECT_EQ(Options::FromEnvironment().regime, TimingRegime::kStreaming);
+  setenv("JITGEMM_REGIME", "l2", 1);
+  EXPECT_EQ(Options::FromEnvironment().regime, TimingRegime::kAuto);
 }
 
 TEST_F(OptionsEnvTest, EnvironmentOverrides) {

@@ -27,6 +27,13 @@ TEST(SignaturesTest, OptionsSignatureTextIsPinned) {
   o.tuning = TuningPolicy::kExhaustive;
   o.pointer_alignment = 4;
   EXPECT_EQ(OptionsSignature(o), "backend=0 tuning=2 tf32=0 pdl=1 constb=1 align=4 margin=0.03");
+  // A declared regime is another decision; auto keeps the text it had before
+  // regimes existed.
+  o.regime = TimingRegime::kResident;
+  EXPECT_EQ(OptionsSignature(o),
+            "backend=0 tuning=2 tf32=0 pdl=1 constb=1 regime=resident align=4 margin=0.03");
+  o.regime = TimingRegime::kStreaming;
+  EXPECT_NE(OptionsSignature(o).find(" regime=streaming "), std::string::npos);
 }
 
 TEST(SignaturesTest, JitSwitchAndArchDoNotEnterTheOptionsSignature) {

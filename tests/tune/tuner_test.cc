@@ -14,6 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/status_matchers.h"
+#include "tune/measure.h"
+#include "tune/regime.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
@@ -47,41 +49,108 @@ std::vector<Candidate> Set(std::vector<Candidate> jit, int cublas) {
 }
 
 TEST(ChooseFastestTest, JitMustBeatCublasByTheMargin) {
-  std::vector<Timing> t = {{"jit-a", false, 9.6}, {"jit-b", false, 9.8}, {kCublasName, true, 10.0}};
-  t[0].us = 9.60;
+  std::vector<Timing> t = {{"jit-a", false, {9.6}}, {"jit-b", false, {9.8}}, {kCublasName, true, {10.0}}};
+  t[0].us = {9.60};
   Choice c = ChooseFastest(t, 0.03);
   EXPECT_EQ(c.index, 0);
   EXPECT_THAT(c.reason, HasSubstr("beats cuBLAS"));
-  t[0].us = 9.75;  // 2.5% faster: cuBLAS keeps it
+  t[0].us = {9.75};  // 2.5% faster: cuBLAS keeps it
   c = ChooseFastest(t, 0.03);
   EXPECT_EQ(c.index, 2);
   EXPECT_THAT(c.reason, HasSubstr("ties go to cuBLAS"));
-  t[0].us = t[1].us = 10.0;  // an exact tie
+  t[0].us = t[1].us = {10.0};  // an exact tie
   EXPECT_EQ(ChooseFastest(t, 0.0).index, 2);
 }
 
 TEST(ChooseFastestTest, LaterCublasSuggestionsMustBeatTheFirstByTheMargin) {
-  std::vector<Timing> t = {{kCublasName, true, 38.16}, {"cublas#1", true, 38.15}};
+  std::vector<Timing> t = {{kCublasName, true, {38.16}}, {"cublas#1", true, {38.15}}};
   Choice c = ChooseFastest(t, 0.03);
   EXPECT_EQ(c.index, 0) << "a near-tie keeps cuBLASLt's first suggestion";
-  t[1].us = 36.0;  // 5.7% faster
+  t[1].us = {36.0};  // 5.7% faster
   EXPECT_EQ(ChooseFastest(t, 0.03).index, 1);
   // The first that ran is the reference when the first suggestion failed.
-  t = {{kCublasName, true, -1}, {"cublas#1", true, 10.0}, {"cublas#2", true, 9.9}};
+  t = {{kCublasName, true, {-1}}, {"cublas#1", true, {10.0}}, {"cublas#2", true, {9.9}}};
   EXPECT_EQ(ChooseFastest(t, 0.03).index, 1);
   // The JIT side is compared with the cuBLAS candidate kept.
-  t = {{"jit", false, 9.5}, {kCublasName, true, 10.0}, {"cublas#1", true, 9.9}};
+  t = {{"jit", false, {9.5}}, {kCublasName, true, {10.0}}, {"cublas#1", true, {9.9}}};
   c = ChooseFastest(t, 0.03);
   EXPECT_EQ(c.index, 0);
   EXPECT_THAT(c.reason, HasSubstr("beats cuBLAS 10.00 us"));
 }
 
 TEST(ChooseFastestTest, MissingSidesAndFailures) {
-  EXPECT_EQ(ChooseFastest({{"jit", false, 5}, {kCublasName, true, -1}}, 0.03).index, 0);
-  EXPECT_EQ(ChooseFastest({{"jit", false, -1}, {kCublasName, true, 7}}, 0.03).index, 1);
-  EXPECT_EQ(ChooseFastest({{"jit", false, -1}}, 0.03).index, -1);
+  EXPECT_EQ(ChooseFastest({{"jit", false, {5}}, {kCublasName, true, {-1}}}, 0.03).index, 0);
+  EXPECT_EQ(ChooseFastest({{"jit", false, {-1}}, {kCublasName, true, {7}}}, 0.03).index, 1);
+  EXPECT_EQ(ChooseFastest({{"jit", false, {-1}}}, 0.03).index, -1);
   // Equal JIT times: the heuristics' first choice.
-  EXPECT_EQ(ChooseFastest({{"a", false, 3}, {"b", false, 3}}, 0.03).index, 0);
+  EXPECT_EQ(ChooseFastest({{"a", false, {3}}, {"b", false, {3}}}, 0.03).index, 0);
+}
+
+const std::vector<std::string> kBoth = {"streaming", "resident"};
+
+TEST(ChooseFastestTest, JitMustBeatCublasByTheMarginInEveryRegime) {
+  // 1 x 32768 x 512 bf16 as the issue saw it: the JIT kernel wins streaming
+  // by 1.4x and loses resident (8.82 against 7.07 us).
+  std::vector<Timing> t = {{"jit", false, {7.0, 8.82}}, {kCublasName, true, {9.8, 7.07}}};
+  Choice c = ChooseFastest(t, 0.03, kBoth);
+  EXPECT_EQ(c.index, 1);
+  EXPECT_THAT(c.reason, HasSubstr("in every regime (streaming, resident)"));
+  EXPECT_THAT(c.reason, HasSubstr("9.80 / 7.07 us (streaming / resident)"));
+  t[0].us = {7.0, 6.80};  // 3.8% faster resident too: the JIT kernel wins
+  c = ChooseFastest(t, 0.03, kBoth);
+  EXPECT_EQ(c.index, 0);
+  EXPECT_THAT(c.reason, HasSubstr("by 3.8%"));  // its worse regime
+  t[0].us = {7.0, 6.95};  // 1.7% faster resident: within the margin
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
+}
+
+TEST(ChooseFastestTest, TheWinnerHasTheBestWorseRegime) {
+  // Against cuBLAS 10 / 10: a is 0.6 / 0.96, b 0.9 / 0.9; b's worse is better.
+  std::vector<Timing> t = {{"a", false, {6.0, 9.6}},
+                           {"b", false, {9.0, 9.0}},
+                           {kCublasName, true, {10.0, 10.0}}};
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
+  // Without cuBLAS the fastest of each regime is the reference: a is 1 / 1.067,
+  // b 1.5 / 1.
+  t.pop_back();
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 0);
+}
+
+TEST(ChooseFastestTest, LaterCublasSuggestionsMustWinInEveryRegime) {
+  // cublas#1 is 10% faster streaming and 2% slower resident: PyTorch's
+  // algorithm (the first) stays, never slower than itself in either regime.
+  std::vector<Timing> t = {{kCublasName, true, {10.0, 5.0}}, {"cublas#1", true, {9.0, 5.1}}};
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 0);
+  t[1].us = {9.0, 4.8};
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
+}
+
+TEST(ChooseFastestTest, PrunedOrPartlyTimedCandidatesCannotWin) {
+  std::vector<Timing> t = {{"jit", false, {1.0}}, {kCublasName, true, {10.0, 10.0}}};
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1) << "no resident time: could not run there";
+  t[0].us = {1.0, 1.0};
+  t[0].pruned = true;
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
+}
+
+TEST(RegimeTest, BothRegimesOnlyWhereTheWeightFitsInTheL2) {
+  const int64_t l2 = 50 << 20;
+  using V = std::vector<Regime>;
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 34 << 20, l2),
+            (V{Regime::kStreaming, Regime::kResident}));
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, int64_t{1850} << 20, l2), V{Regime::kStreaming});
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 1 << 20, 0), V{Regime::kStreaming})
+      << "unknown L2: as before regimes";
+  EXPECT_EQ(RegimesToTime(TimingRegime::kResident, int64_t{1850} << 20, l2), V{Regime::kResident});
+  EXPECT_EQ(RegimesToTime(TimingRegime::kStreaming, 1 << 20, l2), V{Regime::kStreaming});
+  EXPECT_EQ(RegimeNames({Regime::kStreaming, Regime::kResident}), kBoth);
+  GemmProblem p;
+  p.m = 1;
+  p.n = 32768;
+  p.k = 512;
+  p.a = {DataType::kBF16, Layout::kRowMajor, 512, kNoStride};
+  p.b = {DataType::kBF16, Layout::kColMajor, 512, kNoStride};
+  EXPECT_EQ(ReusedBytes(p), int64_t{32768} * 512 * 2);
 }
 
 class FakeBackend : public Backend {
@@ -94,19 +163,66 @@ class FakeBackend : public Backend {
   std::string name_;
 };
 
-class FakeTimer : public CandidateTimer {
+// A fake clock: every call of a candidate takes its time from a table, per
+// regime (a "@resident" entry, else the streaming time). It counts the calls
+// it is asked to run and the GPU microseconds they would take.
+struct FakeClock {
+  std::map<std::string, double> us;
+  std::atomic<int> candidates_timed{0};  // FirstCallUs in the first regime
+  std::atomic<int> calls{0};
+  double gpu_us = 0;                                     // guarded by the tuner's lock
+  std::map<std::string, int> calls_of;                   // name -> calls, all regimes
+  std::map<std::string, std::vector<int>> launches_of;   // name -> graph sizes
+  std::set<std::string> resident_seen;
+
+  double Of(const std::string& name, Regime regime) const {
+    if (regime == Regime::kResident) {
+      if (auto it = us.find(name + "@resident"); it != us.end()) return it->second;
+    }
+    return us.at(name);
+  }
+  void Run(const std::string& name, Regime regime, int n) {
+    calls += n;
+    calls_of[name] += n;
+    gpu_us += n * Of(name, regime);
+    if (regime == Regime::kResident) resident_seen.insert(name);
+  }
+};
+
+class FakeReplayer : public Replayer {
  public:
-  FakeTimer(const std::map<std::string, double>* us, std::atomic<int>* calls)
-      : us_(us), calls_(calls) {}
-  absl::StatusOr<double> MedianUs(const Backend& b) override {
-    ++*calls_;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return us_->at(b.Describe());
+  FakeReplayer(FakeClock* clock, std::string name, Regime regime, int launches)
+      : clock_(clock), name_(std::move(name)), regime_(regime), launches_(launches) {}
+  absl::StatusOr<double> ReplayUs() override {
+    clock_->Run(name_, regime_, launches_);
+    return clock_->Of(name_, regime_);
   }
 
  private:
-  const std::map<std::string, double>* us_;
-  std::atomic<int>* calls_;
+  FakeClock* clock_;
+  std::string name_;
+  Regime regime_;
+  int launches_;
+};
+
+class FakeTimer : public CandidateTimer {
+ public:
+  explicit FakeTimer(FakeClock* clock) : clock_(clock) {}
+  absl::StatusOr<double> FirstCallUs(const Backend& b, Regime regime) override {
+    if (regime == Regime::kStreaming) ++clock_->candidates_timed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    clock_->Run(b.Describe(), regime, 2);  // warm-up and the timed call
+    return clock_->Of(b.Describe(), regime);
+  }
+  absl::StatusOr<std::unique_ptr<Replayer>> Capture(const Backend& b, Regime regime,
+                                                    int launches) override {
+    clock_->launches_of[b.Describe()].push_back(launches);
+    clock_->Run(b.Describe(), regime, launches);  // the untimed replay
+    return std::unique_ptr<Replayer>(new FakeReplayer(clock_, b.Describe(), regime, launches));
+  }
+
+ private:
+  FakeClock* clock_;
 };
 
 class TunerTest : public ::testing::Test {
@@ -142,7 +258,7 @@ class TunerTest : public ::testing::Test {
     };
     r.make_timer = [this]() -> absl::StatusOr<std::unique_ptr<CandidateTimer>> {
       ++timers_;
-      return std::unique_ptr<CandidateTimer>(new FakeTimer(&us_, &timings_));
+      return std::unique_ptr<CandidateTimer>(new FakeTimer(&clock_));
     };
     r.policy = policy;
     r.cache = cache_;
@@ -154,10 +270,11 @@ class TunerTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::shared_ptr<cache::DiskCache> cache_;
   TuningEnvironment env_;
-  std::map<std::string, double> us_ = {
-      {Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}};
+  FakeClock clock_{{{Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}}};
+  std::map<std::string, double>& us_ = clock_.us;
+  std::atomic<int>& timings_ = clock_.candidates_timed;
   std::set<std::string> not_cached_;
-  std::atomic<int> builds_{0}, timers_{0}, timings_{0};
+  std::atomic<int> builds_{0}, timers_{0};
 };
 
 TEST_F(TunerTest, TimesEveryCandidateAndPicksByTheRule) {
@@ -300,6 +417,170 @@ TEST_F(TunerTest, ConcurrentTunersOfOneProblemTuneOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(timings_.load(), 4) << "one tuning run for the problem";
   for (const auto& w : winners) EXPECT_EQ(w, Name(kA));
+}
+
+TEST_F(TunerTest, BothRegimesAreTimedWhereTheWeightFitsInTheL2) {
+  // The JIT kernel wins streaming (2.0 against 2.6) and loses resident.
+  us_[Name(kA) + "@resident"] = 2.0;
+  us_[kCublasName + std::string("@resident")] = 1.5;
+  TuneRequest r = Request();
+  r.l2_bytes = 50 << 20;
+  r.reused_bytes = 34 << 20;
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Name(result->winner), kCublasName);
+  EXPECT_EQ(result->regimes, kBoth);
+  EXPECT_THAT(result->reason, HasSubstr("streaming+resident"));
+  EXPECT_TRUE(clock_.resident_seen.count(kCublasName));
+  EXPECT_TRUE(clock_.resident_seen.count(Name(kA)));
+  ASSERT_FALSE(result->resident_us.empty());
+  EXPECT_EQ(result->resident_us[0], (std::pair<std::string, double>(Name(kA), 2.0)));
+  EXPECT_GT(result->timing_us, 0);
+  // The record says which regimes decided; a new process reads the same.
+  auto again = SelectBackend(r);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->from_record);
+  EXPECT_EQ(again->regimes, kBoth);
+  EXPECT_EQ(again->resident_us, result->resident_us);
+}
+
+TEST_F(TunerTest, AWeightLargerThanTheL2IsTimedStreamingOnly) {
+  us_[Name(kA) + "@resident"] = 2.0;
+  us_[kCublasName + std::string("@resident")] = 1.5;
+  TuneRequest r = Request();
+  r.l2_bytes = 50 << 20;
+  r.reused_bytes = 60 << 20;
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Name(result->winner), Name(kA));
+  EXPECT_EQ(result->regimes, std::vector<std::string>{"streaming"});
+  EXPECT_TRUE(clock_.resident_seen.empty());
+  EXPECT_TRUE(result->resident_us.empty());
+}
+
+TEST_F(TunerTest, ADeclaredRegimeIsTheOnlyOneTimed) {
+  us_[Name(kA) + "@resident"] = 2.0;
+  us_[kCublasName + std::string("@resident")] = 1.5;
+  TuneRequest r = Request();
+  r.l2_bytes = 50 << 20;
+  r.reused_bytes = 60 << 20;  // does not fit, but the caller knows better
+  r.regime = TimingRegime::kResident;
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Name(result->winner), kCublasName);
+  EXPECT_EQ(result->regimes, std::vector<std::string>{"resident"});
+  EXPECT_EQ(result->candidate_us[0].second, 2.0) << "the times are the resident ones";
+}
+
+TEST_F(TunerTest, ARecordDecidedInFewerRegimesIsRetunedWhenTimingIsPossible) {
+  us_[Name(kA) + "@resident"] = 2.0;
+  us_[kCublasName + std::string("@resident")] = 1.5;
+  TuneRequest streaming_only = Request();  // no L2 size: as before regimes
+  auto first = SelectBackend(streaming_only);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(Name(first->winner), Name(kA));
+  const int timed = timings_.load();
+
+  TuneRequest both = Request();
+  both.l2_bytes = 50 << 20;
+  both.reused_bytes = 34 << 20;
+  // Without timing (capture), the old decision is still the best known.
+  TuneRequest cap = both;
+  cap.capturing = true;
+  auto during_capture = SelectBackend(cap);
+  ASSERT_TRUE(during_capture.ok());
+  EXPECT_TRUE(during_capture->from_record);
+  EXPECT_EQ(Name(during_capture->winner), Name(kA));
+  EXPECT_EQ(timings_.load(), timed);
+
+  auto retuned = SelectBackend(both);
+  ASSERT_TRUE(retuned.ok());
+  EXPECT_FALSE(retuned->from_record);
+  EXPECT_EQ(Name(retuned->winner), kCublasName);
+  EXPECT_GT(timings_.load(), timed);
+  auto stored = SelectBackend(both);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->from_record) << "the replacement was stored";
+  EXPECT_EQ(stored->regimes, kBoth);
+}
+
+TEST_F(TunerTest, CublasFirstChoiceIsAlwaysFullyTimedInEveryRegime) {
+  // Even far behind the JIT kernels it is measured in full, in both regimes:
+  // it is the reference.
+  us_[kCublasName] = 9.0;
+  us_[kCublasName + std::string("@resident")] = 9.0;
+  TuneRequest r = Request();
+  r.candidates = Set({kA, kB, kC}, 3);
+  us_["cublas#1"] = 9.0;
+  us_["cublas#2"] = 9.0;
+  r.l2_bytes = 50 << 20;
+  r.reused_bytes = 1 << 20;
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(Name(result->winner), Name(kA));
+  EXPECT_TRUE(clock_.resident_seen.count(kCublasName));
+  // 2 calls, a 40-launch untimed replay and 5 timed replays, per regime.
+  EXPECT_EQ(clock_.calls_of[kCublasName], 2 * (2 + 40 + 5 * 40));
+  // cublas#1 (9.0 against kA's 2.0) stops after its first replay.
+  EXPECT_EQ(clock_.calls_of["cublas#1"], 2 + 40 + 40);
+  EXPECT_FALSE(clock_.resident_seen.count("cublas#1"));
+}
+
+// The budget: launches scale with a candidate's time, a candidate clearly
+// behind stops after one replay, and the total is bounded.
+TEST_F(TunerTest, TimingCostScalesWithTheCandidatesTime) {
+  // An 11 ms GEMM (4096 x 129280 x 7168 bf16 on an H100): 8 JIT kernels, the
+  // last four twice as slow as the best, and 3 cuBLAS algorithms.
+  std::vector<Candidate> jit;
+  for (int i = 0; i < 8; ++i) {
+    jit.push_back(Config(jit::Family::kSm90, 64 + 16 * i));
+    us_[Name(jit.back())] = i < 4 ? 11300 + 100 * i : 22000;
+  }
+  us_[kCublasName] = 11500;
+  us_["cublas#1"] = 11600;
+  us_["cublas#2"] = 30000;
+  TuneRequest r = Request();
+  r.candidates = Set(jit, 3);
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Name(result->winner), kCublasName) << "11.3 ms is not 3% below 11.5";
+  for (const auto& [name, sizes] : clock_.launches_of) {
+    EXPECT_EQ(sizes, std::vector<int>{1}) << name << ": one call per graph";
+  }
+  // Full: warm-up, timed call, untimed replay, kMinReplays replays.
+  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 3 + kMinReplays);
+  EXPECT_EQ(clock_.calls_of[Name(jit[7])], 4) << "twice as slow: stopped after one replay";
+  EXPECT_EQ(clock_.calls_of["cublas#2"], 4);
+  // 6 calls for 6 candidates, 4 for the other 5: 56 calls, under 1 s of GPU time.
+  EXPECT_EQ(clock_.calls.load(), 6 * 6 + 5 * 4);
+  EXPECT_LT(clock_.gpu_us, 1.0e6);
+  EXPECT_THAT(result->reason, HasSubstr("5 stopped early"));
+  EXPECT_NEAR(result->timing_us, clock_.gpu_us, 1.0);
+}
+
+TEST_F(TunerTest, MidSizedCandidatesGetGraphsOfAFewMilliseconds) {
+  us_ = {{Name(kA), 1500}, {Name(kB), 1500}, {Name(kC), 1500}, {kCublasName, 1500}};
+  auto result = SelectBackend(Request());
+  ASSERT_TRUE(result.ok());
+  // 8192^3 bf16 (1.5 ms): 2 launches per graph, 5 replays.
+  EXPECT_EQ(clock_.launches_of[kCublasName], std::vector<int>{2});
+  EXPECT_EQ(clock_.calls_of[kCublasName], 2 + 2 + 5 * 2);
+}
+
+TEST_F(TunerTest, TheTotalBudgetCapsManyLongCandidates) {
+  // Exhaustive tuning of a 20 ms problem: 40 equal candidates.
+  std::vector<Candidate> jit;
+  for (int i = 0; i < 40; ++i) {
+    jit.push_back(Config(jit::Family::kSm90, 8 + 8 * i));
+    us_[Name(jit.back())] = 20000;
+  }
+  us_[kCublasName] = 20000;
+  TuneRequest r = Request(TuningPolicy::kExhaustive);
+  r.candidates = Set(jit, 1);
+  ASSERT_TRUE(SelectBackend(r).ok());
+  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 6);
+  EXPECT_EQ(clock_.calls_of[Name(jit[39])], 4) << "past the total budget: one replay";
+  EXPECT_LT(clock_.gpu_us, kTotalBudgetUs + 41 * 4 * 20000.0);
 }
 
 }  // namespace

@@ -30,6 +30,16 @@ enum class TuningPolicy : int {
   kExhaustive = 2,  // every valid configuration of every family, timed
 };
 
+// Where the operands live when a plan runs, for timing its candidates. A model
+// whose layers stream their weights from DRAM and one that calls the same GEMM
+// with a weight that stays in the L2 (say, a 34 MB weight in the H100's 50 MB)
+// can prefer different kernels (docs/tuning.md).
+enum class TimingRegime : int {
+  kAuto = 0,       // both when B fits in the L2: the winner's worse regime is best; else streaming
+  kStreaming = 1,  // operands rotated past the L2 between calls
+  kResident = 2,   // the same operands every call, as warm as the L2 keeps them
+};
+
 struct Options {
   BackendPolicy backend = BackendPolicy::kAuto;
   // kFast by default: the first plan of a problem times up to 8 JIT kernels
@@ -66,13 +76,17 @@ struct Options {
   // so must a later cuBLASLt suggestion than an earlier one.
   double win_margin = 0.03;
 
+  // The regime the candidates are timed in; a caller that knows where its
+  // weights live says so (JITGEMM_REGIME=auto|streaming|resident).
+  TimingRegime regime = TimingRegime::kAuto;
+
   // Target architecture for compiles, e.g. "sm_90a". Empty: the current device's.
   std::string arch;
 
   // Returns the defaults with environment overrides applied:
   //   JITGEMM_JIT=off|on, JITGEMM_BACKEND=auto|jit|cublas,
   //   JITGEMM_TUNING=heuristic|fast|exhaustive, JITGEMM_PDL=0|1, JITGEMM_ARCH=sm_XX,
-  //   JITGEMM_CONSTANT_B=0|1.
+  //   JITGEMM_CONSTANT_B=0|1, JITGEMM_REGIME=auto|streaming|resident.
   JITGEMM_EXPORT static Options FromEnvironment();
 };
 
