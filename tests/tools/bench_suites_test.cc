@@ -17,6 +17,12 @@ TEST(SuitesTest, MatchBenchmarksMd) {
   EXPECT_EQ(MakeSuite("s2")->size(), 12u);
   EXPECT_EQ(MakeSuite("S3")->size(), 1u);
   EXPECT_EQ(MakeSuite("S6")->size(), 11u);
+  // Issue 20's two rows, x W^T with the weight column-major.
+  const std::vector<BenchCase> regimes = *MakeSuite("regimes");
+  ASSERT_EQ(regimes.size(), 2u);
+  EXPECT_EQ(regimes[0].label, "bf16 M=1 N=32768 K=512");
+  EXPECT_EQ(regimes[1].label, "bf16 M=128 N=2112 K=7168");
+  EXPECT_EQ(regimes[1].problem.b.layout, Layout::kColMajor);
   auto bad = MakeSuite("S4");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);

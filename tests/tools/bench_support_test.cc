@@ -188,7 +188,7 @@ TEST(ReportTest, CsvHasOneConsistentLinePerCell) {
   };
   for (const std::string& line : lines) EXPECT_EQ(fields(line), fields(lines[0])) << line;
   EXPECT_THAT(lines[2], HasSubstr(",jit,ok,2.000,"));
-  EXPECT_THAT(lines[0], HasSubstr(",us_per_call,us_min,us_max,"));
+  EXPECT_THAT(lines[0], HasSubstr(",us_per_call,us_min,us_max,us_streaming,us_resident,"));
   EXPECT_THAT(lines[0], HasSubstr(",speedup_vs_cublas_mm,speedup_vs_cublas_loop,"
                                   "speedup_vs_addmm_act,speedup_vs_lt_bias_act,plan,"));
   EXPECT_THAT(lines[2], HasSubstr(",1.2500,"));  // 2.5 / 2.0 vs cublas_mm
@@ -234,6 +234,37 @@ TEST(ReportTest, TableShowsTimesSpeedupsAndFailures) {
   EXPECT_THAT(text, HasSubstr("jit vs addmm_act"));
   EXPECT_THAT(text, HasSubstr("cublas cublasLt RELU_BIAS |"));
   EXPECT_THAT(text, HasSubstr("S2 f16 64x256x128 auto: INTERNAL: WRONG RESULT"));
+}
+
+TEST(ReportTest, RegimeColumnsCompareAutoWithCublasInEachRegime) {
+  CaseResult r;
+  r.bench_case = MakeSuite("regimes")->front();
+  r.streaming_copies = 4;
+  CellResult mm, autoplan;
+  mm.impl = Impl::kCublasMm;
+  mm.us = 7.0;
+  mm.us_streaming = 10.0;
+  mm.us_resident = 7.0;
+  autoplan.impl = Impl::kAuto;
+  autoplan.us = 8.0;
+  autoplan.us_streaming = 8.0;
+  autoplan.us_resident = 8.75;
+  autoplan.plan = "jit small_m";
+  r.cells = {mm, autoplan};
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  PrintTables({r}, f);
+  std::rewind(f);
+  std::string text;
+  char buf[4096];
+  for (size_t got; (got = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, got);
+  std::fclose(f);
+  EXPECT_THAT(text, HasSubstr("| auto vs cublas_mm streaming | auto vs cublas_mm resident | auto "
+                              "picked |"));
+  EXPECT_THAT(text, HasSubstr("| 1.25x | 0.80x | jit small_m |"));
+  const std::string csv = CsvText({r});
+  EXPECT_THAT(csv, HasSubstr(",auto,ok,8.000,"));
+  EXPECT_THAT(csv, HasSubstr(",8.000,8.750,"));
 }
 
 // ---------------------------------------------------------------------------

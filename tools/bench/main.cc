@@ -37,7 +37,7 @@
 #include "tools/bench/suites.h"
 
 ABSL_FLAG(std::string, suite, "S1,S2,S6",
-          "comma-separated suites: S1, S2, S3, S6, chain (8 dependent small-M linears, PDL off "
+          "comma-separated suites: S1, S2, S3, S6, regimes (issue 20's two rows), chain (8 dependent small-M linears, PDL off "
           "vs on vs constant_b); with --manifest, only the suites given explicitly");
 ABSL_FLAG(std::string, manifest, "",
           "manifest file(s) (docs/manifest.md, e.g. written with JITGEMM_RECORD), comma-separated "
@@ -57,6 +57,9 @@ ABSL_FLAG(std::string, impls, "",
 ABSL_FLAG(int, rotate, 0,
           "weight buffers to rotate through in every case (0: the suite's choice, 100 for S1, "
           "1 otherwise)");
+ABSL_FLAG(bool, regimes, true,
+          "also time cublas_mm and auto in both regimes: streaming (B rotated over copies "
+          "exceeding twice the L2) and resident (the same B every call); two more columns");
 ABSL_FLAG(std::string, tuning, "",
           "TuningPolicy of the jitgemm plans: heuristic, fast or exhaustive (default: "
           "JITGEMM_TUNING or heuristic; a manifest's own for its problems)");
@@ -139,6 +142,7 @@ int Main(int argc, char** argv) {
   config.timing.launches = absl::GetFlag(FLAGS_launches);
   config.timing.replays = absl::GetFlag(FLAGS_repeats);
   config.rotate = absl::GetFlag(FLAGS_rotate);
+  config.regimes = absl::GetFlag(FLAGS_regimes);
   config.reference_threads = absl::GetFlag(FLAGS_reference_threads);
   if (config.timing.launches < 1 || config.timing.replays < 1 || config.rotate < 0) {
     std::fprintf(stderr, "jitgemm-bench: --launches and --repeats must be >= 1, --rotate >= 0\n");

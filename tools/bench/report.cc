@@ -52,6 +52,26 @@ std::string Speedup(const CellResult* base, const CellResult* col) {
   return absl::StrFormat("%.2fx", base->us / col->us);
 }
 
+// auto against cublas_mm in one regime: 0 streaming, 1 resident.
+double RegimeUs(const CellResult* c, int regime) {
+  if (!Measured(c)) return -1;
+  return regime == 0 ? c->us_streaming : c->us_resident;
+}
+std::string RegimeSpeedup(const CaseResult& r, int regime) {
+  const double base = RegimeUs(Find(r, Impl::kCublasMm), regime);
+  const double col = RegimeUs(Find(r, Impl::kAuto), regime);
+  if (base <= 0 || col <= 0) return "-";
+  return absl::StrFormat("%.2fx", base / col);
+}
+bool AnyRegimes(const std::vector<const CaseResult*>& rows) {
+  for (const CaseResult* r : rows) {
+    for (const CellResult& c : r->cells) {
+      if (c.us_streaming >= 0 || c.us_resident >= 0) return true;
+    }
+  }
+  return false;
+}
+
 // The columns of a suite, in the order its cases list them.
 std::vector<Impl> SuiteImpls(const std::vector<const CaseResult*>& rows) {
   std::vector<Impl> impls;
@@ -96,6 +116,11 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
     for (Impl o : ours) {
       for (Impl b : baselines) header.push_back(absl::StrCat(ImplName(o), " vs ", ImplName(b)));
     }
+    const bool regimes = AnyRegimes(rows);
+    if (regimes) {
+      header.push_back("auto vs cublas_mm streaming");
+      header.push_back("auto vs cublas_mm resident");
+    }
     header.push_back("auto picked");
 
     std::fprintf(out, "\n### %s\n\n| %s |\n|", suite.c_str(), absl::StrJoin(header, " | ").c_str());
@@ -117,6 +142,10 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
       cells.push_back(absl::StrJoin(tput, " / "));
       for (Impl o : ours) {
         for (Impl b : baselines) cells.push_back(Speedup(Find(*r, b), Find(*r, o)));
+      }
+      if (regimes) {
+        cells.push_back(RegimeSpeedup(*r, 0));
+        cells.push_back(RegimeSpeedup(*r, 1));
       }
       const CellResult* picked = Find(*r, Impl::kAuto);
       std::string plan = picked != nullptr && !picked->plan.empty() ? picked->plan : "-";
@@ -142,7 +171,8 @@ void PrintTables(const std::vector<CaseResult>& results, std::FILE* out) {
 std::string CsvText(const std::vector<CaseResult>& results) {
   const Impl kBaselines[] = {Impl::kCublasMm, Impl::kCublasLoop, Impl::kAddmmAct, Impl::kLtBiasAct};
   std::string csv =
-      "suite,problem,dtype,m,n,k,batch,rotate,impl,status,us_per_call,us_min,us_max,tflops,tbps,"
+      "suite,problem,dtype,m,n,k,batch,rotate,impl,status,us_per_call,us_min,us_max,us_streaming,"
+      "us_resident,tflops,tbps,"
       "rel_err,"
       "tolerance";
   for (Impl b : kBaselines) absl::StrAppend(&csv, ",speedup_vs_", ImplName(b));
@@ -155,8 +185,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
         "%s,%s,%s,%d,%d,%d,%d,%d", CsvField(r.bench_case.suite), CsvField(r.bench_case.label),
         dtype, p.m, p.n, p.k, p.batch_count, r.rotate);
     if (!r.status.ok()) {
-      // impl, status, 7 figures, 4 speedups, plan, create time, message.
-      absl::StrAppend(&csv, prefix, ",", ",setup_error", ",,,,,,,", ",,,,", ",,", ",",
+      // impl, status, 9 figures, 4 speedups, plan, create time, message.
+      absl::StrAppend(&csv, prefix, ",", ",setup_error", ",,,,,,,,,", ",,,,", ",,", ",",
                       CsvField(r.status.ToString()), "\n");
       continue;
     }
@@ -167,6 +197,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_min) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_max) : "", ",");
+      absl::StrAppend(&csv, c.us_streaming >= 0 ? absl::StrFormat("%.3f", c.us_streaming) : "", ",");
+      absl::StrAppend(&csv, c.us_resident >= 0 ? absl::StrFormat("%.3f", c.us_resident) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.2f", TflopsOf(r, &c)) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", TbpsOf(r, &c)) : "", ",");
       absl::StrAppend(&csv, c.rel_err >= 0 ? absl::StrFormat("%.3e", c.rel_err) : "", ",");

@@ -38,9 +38,12 @@ struct CaseData {
   DeviceBuffer da, dc, dd, dbias;
   std::vector<DeviceBuffer> db;
   int64_t d_elements = 0;
+  // How many of the B copies the calls cycle through: read when a graph is
+  // captured, so each graph keeps the rotation it was captured with.
+  int rotation = 1;
 
   const void* A() const { return da.get(); }
-  const void* B(int iter) const { return db[iter % db.size()].get(); }
+  const void* B(int iter) const { return db[iter % rotation].get(); }
   const void* C() const { return p.epilogue.beta != 0.0f ? dc.get() : nullptr; }
   void* D() const { return dd.get(); }
   const void* Bias() const { return p.epilogue.bias != BiasMode::kNone ? dbias.get() : nullptr; }
@@ -56,7 +59,21 @@ absl::Status Upload(const HostBuffer& h, DeviceBuffer& d) {
   return absl::OkStatus();
 }
 
-absl::Status Prepare(const BenchCase& bc, int rotate, CaseData& data, int* rotate_used) {
+// B copies whose sum exceeds twice the L2 (at least 2), so that streaming
+// calls find no B in it.
+int StreamingCopies(size_t b_bytes) {
+  int device = 0, l2 = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    cudaGetLastError();
+    l2 = 64 << 20;
+  }
+  const size_t b = std::max<size_t>(b_bytes, 1);
+  return static_cast<int>(std::clamp<size_t>((2 * static_cast<size_t>(l2) + b - 1) / b + 1, 2, 100));
+}
+
+absl::Status Prepare(const BenchCase& bc, int rotate, bool regimes, CaseData& data,
+                     int* rotate_used, int* streaming_copies) {
   const GemmProblem& p = bc.problem;
   data.p = p;
   const int64_t batches = p.batch_count;
@@ -82,13 +99,17 @@ absl::Status Prepare(const BenchCase& bc, int rotate, CaseData& data, int* rotat
     return absl::ResourceExhaustedError(absl::StrFormat(
         "needs %d MiB of device memory, %d MiB free", (fixed + b_bytes) >> 20, free_bytes >> 20));
   }
-  *rotate_used = static_cast<int>(
-      std::min<size_t>(std::max(rotate, 1), (free_bytes - fixed) / std::max<size_t>(b_bytes, 1)));
+  const size_t fit = (free_bytes - fixed) / std::max<size_t>(b_bytes, 1);
+  *rotate_used = static_cast<int>(std::min<size_t>(std::max(rotate, 1), fit));
+  *streaming_copies =
+      regimes ? static_cast<int>(std::min<size_t>(StreamingCopies(b_bytes), fit)) : 0;
+  const int copies = std::max(*rotate_used, *streaming_copies);
+  data.rotation = *rotate_used;
 
   JITGEMM_RETURN_IF_ERROR(data.da.Allocate(data.a.bytes.size()));
   JITGEMM_RETURN_IF_ERROR(Upload(data.a, data.da));
-  data.db.resize(*rotate_used);
-  for (int i = 0; i < *rotate_used; ++i) {
+  data.db.resize(copies);
+  for (int i = 0; i < copies; ++i) {
     JITGEMM_RETURN_IF_ERROR(data.db[i].Allocate(b_bytes));
     if (i == 0) {
       JITGEMM_RETURN_IF_ERROR(Upload(data.b, data.db[0]));
@@ -271,7 +292,8 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
 
   CaseData data;
   data.options = CaseOptions(bc, config.plan_options, config.tuning);
-  result.status = Prepare(bc, config.rotate > 0 ? config.rotate : bc.rotate, data, &result.rotate);
+  result.status = Prepare(bc, config.rotate > 0 ? config.rotate : bc.rotate, config.regimes, data,
+                          &result.rotate, &result.streaming_copies);
   if (!result.status.ok()) {
     std::fprintf(stderr, "  setup failed: %s\n", result.status.ToString().c_str());
     std::string why;
@@ -295,6 +317,9 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
     Column column;
     std::unique_ptr<CapturedGraph> graph;
     std::vector<double> samples;
+    // Streaming and resident (RunConfig::regimes), when timed.
+    std::unique_ptr<CapturedGraph> regime_graph[2];
+    std::vector<double> regime_samples[2];
   };
   std::vector<Pending> pending;
   for (Impl impl : bc.impls) {
@@ -320,7 +345,22 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
       if (cell.status.ok()) {
         auto graph = CapturedGraph::Capture(col->launch, ctx.stream(), config.timing);
         if (graph.ok()) {
-          pending.push_back({result.cells.size(), *std::move(col), *std::move(graph), {}});
+          Pending p{result.cells.size(), *std::move(col), *std::move(graph), {}, {}, {}};
+          if (result.streaming_copies > 0 && TimedInBothRegimes(impl)) {
+            // Each graph keeps the B pointers it was captured with.
+            const int rotations[2] = {result.streaming_copies, 1};
+            for (int k = 0; k < 2 && cell.status.ok(); ++k) {
+              data.rotation = rotations[k];
+              auto g = CapturedGraph::Capture(p.column.launch, ctx.stream(), config.timing);
+              if (g.ok()) {
+                p.regime_graph[k] = *std::move(g);
+              } else {
+                cell.status = g.status();
+              }
+            }
+            data.rotation = result.rotate;
+          }
+          if (cell.status.ok()) pending.push_back(std::move(p));
         } else {
           cell.status = graph.status();
         }
@@ -344,6 +384,15 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
       } else {
         cell.status = us.status();
       }
+      for (int k = 0; k < 2 && cell.status.ok(); ++k) {
+        if (p.regime_graph[k] == nullptr) continue;
+        absl::StatusOr<double> r = p.regime_graph[k]->ReplayUs();
+        if (r.ok()) {
+          p.regime_samples[k].push_back(*r);
+        } else {
+          cell.status = r.status();
+        }
+      }
     }
   }
   for (Pending& p : pending) {
@@ -353,12 +402,18 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
     cell.us = t.median_us;
     cell.us_min = t.min_us;
     cell.us_max = t.max_us;
+    if (p.regime_graph[0] != nullptr) cell.us_streaming = Summarize(std::move(p.regime_samples[0])).median_us;
+    if (p.regime_graph[1] != nullptr) cell.us_resident = Summarize(std::move(p.regime_samples[1])).median_us;
   }
   pending.clear();  // graphs before the plans they launch
   for (const CellResult& cell : result.cells) {
     if (cell.status.ok()) {
       std::fprintf(stderr, "  %-12s %10.2f us  err %.2e  %s\n", ImplName(cell.impl), cell.us,
                    cell.rel_err, cell.plan.c_str());
+      if (cell.us_streaming >= 0 || cell.us_resident >= 0) {
+        std::fprintf(stderr, "  %-12s %10.2f us streaming (B x%d), %.2f us resident\n", "",
+                     cell.us_streaming, result.streaming_copies, cell.us_resident);
+      }
     } else {
       std::fprintf(stderr, "  %-12s %s: %s\n", ImplName(cell.impl),
                    cell.wrong ? "FAIL" : (IsNotApplicable(cell) ? "n/a" : "error"),

@@ -26,6 +26,10 @@ struct RunConfig {
   Options plan_options;                // options of the jitgemm columns (a case may bring its own)
   std::optional<TuningPolicy> tuning;  // --tuning: overrides every case's policy
   std::vector<Impl> impls;             // empty: every column of the case
+  // Also time cublas_mm and auto in both regimes (docs/tuning.md): streaming,
+  // B rotated over enough copies to exceed twice the L2, and resident, the
+  // same B every call.
+  bool regimes = true;
   int reference_threads = 0;
 };
 
@@ -40,7 +44,13 @@ struct CellResult {
   double us_max = -1;
   std::string plan;       // what ran
   double create_ms = -1;  // Plan::Create wall time (jitgemm columns)
+  // Median µs per call in each regime (RunConfig::regimes); < 0 when not timed.
+  double us_streaming = -1;
+  double us_resident = -1;
 };
+
+// The columns timed in both regimes: auto against cuBLAS's first choice.
+inline bool TimedInBothRegimes(Impl impl) { return impl == Impl::kAuto || impl == Impl::kCublasMm; }
 
 // A column that cannot serve this problem (Unimplemented: no cuBLASLt
 // algorithm, no JIT family) rather than one that broke. The auto plan must
@@ -58,6 +68,7 @@ inline bool IsFailure(const CellResult& cell) {
 struct CaseResult {
   BenchCase bench_case;
   int rotate = 1;  // buffers actually rotated (memory may lower it)
+  int streaming_copies = 0;  // B copies of the streaming regime; 0: regimes not timed
   double reference_seconds = 0;
   absl::Status status;  // a case-level failure (allocation, ...)
   std::vector<CellResult> cells;
