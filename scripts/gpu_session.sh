@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One visit to a GPU machine: GPU tests, compute-sanitizer over a subset, and
 # the benchmark table. Run from the repository root with the carry folder made
-# by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|all]...
+# by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|regimes|all]...
+# (`regimes` is not part of `all`: issue 20's figures, cold caches, ~10 min.)
 # Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
 set -u
 carry=$(cd "$(dirname "$0")" && pwd)
@@ -64,9 +65,28 @@ if want bench && [ -x "$carry/jitgemm-bench" ]; then
   "$carry/jitgemm-bench" --csv "$out/bench.csv" ${BENCH_ARGS:-} > "$out/bench.log" 2>&1
   summary+=("bench rc=$?")
 fi
+# Issue 20: auto against cuBLASLt's first choice in both regimes, and the
+# cost of choosing with a cold cache (compiles included: no jit column
+# compiles the kernels before the auto plan). Not part of `all`.
+has_step() { for s in "${steps[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+if has_step regimes && [ -x "$carry/jitgemm-bench" ]; then
+  cold=$(mktemp -d)
+  JITGEMM_CACHE_DIR=$cold "$carry/jitgemm-bench" --suite=${REGIME_SUITES:-regimes,S1,S2,S3,S6} \
+    --impls=cublas_mm,auto --tuning=fast --regimes --csv "$out/regimes.csv" > "$out/regimes.log" 2>&1
+  summary+=("regimes bench rc=$?")
+  # Cold Plan::Create of every auto row: worst and median (ms).
+  summary+=("cold Plan::Create over the suites (ms): $(awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="plan_create_ms")c=i;next}
+    $9=="auto"&&$c!=""{print $c}' "$out/regimes.csv" | sort -g | awk '{v[NR]=$1}END{if(NR)printf "n=%d median=%s worst=%s", NR, v[int((NR+1)/2)], v[NR]}')")
+  cost=$(mktemp -d)
+  JITGEMM_CACHE_DIR=$cost "$carry/jitgemm-latency" --tuning=fast "$carry/manifests/tuning_cost.json" \
+    > "$out/tuning_cost.log" 2>&1
+  summary+=("tuning cost (cold, jitgemm-latency) rc=$?")
+fi
 echo "==== summary"
 printf '%s\n' "${summary[@]}"
 [ -f "$out/latency_warm.log" ] && { echo "==== latency (warm cache)"; cat "$out/latency_warm.log"; }
 [ -f "$out/bench.log" ] && { echo "==== bench"; grep -E '^\| |^- ' "$out/bench.log" | cut -c1-220; }
+[ -f "$out/regimes.log" ] && { echo "==== regimes"; grep -E '^\| |^- ' "$out/regimes.log" | cut -c1-260; }
+[ -f "$out/tuning_cost.log" ] && { echo "==== cold Plan::Create"; cat "$out/tuning_cost.log"; }
 grep -E 'Failure|FAILED|error' "$out/gpu_test.log" 2>/dev/null | head -20
 exit 0
