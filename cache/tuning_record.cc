@@ -131,11 +131,11 @@ absl::StatusOr<TuningRecord> TuningRecord::FromJson(std::string_view json) {
            ParseCandidates(j, "candidate_us", &r.candidate_us),
            GetString(j, "reason", &r.reason),
            format == kStreamingOnlyFormat
-               ? CheckKnownFields(j,
-                                  {"format", "device_name", "sm_count", "driver_version",
-                                   "cublas_version", "library_version", "problem_signature",
-                                   "winner", "candidate_us", "reason"},
-                                  kWhere)
+               ? CheckKnownFields(
+                     j,
+                     {"format", "device_name", "sm_count", "driver_version", "cublas_version",
+                      "library_version", "problem_signature", "winner", "candidate_us", "reason"},
+                     kWhere)
                : CheckKnownFields(j,
                                   {"format", "device_name", "sm_count", "driver_version",
                                    "cublas_version", "library_version", "problem_signature",

@@ -141,7 +141,7 @@ GraphTimer::~GraphTimer() {
 }
 
 absl::Status GraphTimer::Launch(const Backend& backend, Regime regime, int iter,
-                               void* stream) const {
+                                void* stream) const {
   const Set& s = regime == Regime::kResident ? sets_[0] : sets_[iter % sets_.size()];
   return backend.Run({s.a, s.b, s.c, d_, s.bias}, static_cast<CUstream>(stream));
 }
@@ -152,8 +152,8 @@ absl::StatusOr<double> GraphTimer::FirstCallUs(const Backend& backend, Regime re
   // in the L2 afterwards.
   JITGEMM_RETURN_IF_ERROR(Launch(backend, regime, 0, stream));
   JITGEMM_RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(stream), "warm-up run"));
-  return TimeOneCallUs(
-      [&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); }, 1, stream);
+  return TimeOneCallUs([&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); }, 1,
+                       stream);
 }
 
 namespace {
@@ -169,8 +169,8 @@ class GraphReplayer final : public Replayer {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Replayer>> GraphTimer::Capture(const Backend& backend,
-                                                              Regime regime, int launches) {
+absl::StatusOr<std::unique_ptr<Replayer>> GraphTimer::Capture(const Backend& backend, Regime regime,
+                                                              int launches) {
   GraphReplayConfig config;
   config.launches = std::clamp(launches, 1, kMaxLaunchesPerGraph);
   config.warmup = 0;  // FirstCallUs warmed up
@@ -178,9 +178,8 @@ absl::StatusOr<std::unique_ptr<Replayer>> GraphTimer::Capture(const Backend& bac
   config.mode = cudaStreamCaptureModeThreadLocal;
   JITGEMM_ASSIGN_OR_RETURN(
       std::unique_ptr<CapturedGraph> graph,
-      CapturedGraph::Capture(
-          [&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); },
-          static_cast<cudaStream_t>(stream_), config));
+      CapturedGraph::Capture([&](int i, cudaStream_t st) { return Launch(backend, regime, i, st); },
+                             static_cast<cudaStream_t>(stream_), config));
   return std::unique_ptr<Replayer>(new GraphReplayer(std::move(graph)));
 }
 

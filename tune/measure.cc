@@ -32,9 +32,9 @@ absl::StatusOr<Measurement> Measure(CandidateTimer& timer, const Backend& backen
     ++budget.pruned;
     return m;
   }
-  int replays = std::clamp(
-      static_cast<int>(std::ceil(kCandidateBudgetUs / std::max(m.launches * t1, 0.1))),
-      kMinReplays, kMaxReplays);
+  int replays =
+      std::clamp(static_cast<int>(std::ceil(kCandidateBudgetUs / std::max(m.launches * t1, 0.1))),
+                 kMinReplays, kMaxReplays);
   if (budget.spent_us > kTotalBudgetUs && !protect) replays = 1;
   for (; m.replays < replays; ++m.replays) {
     JITGEMM_ASSIGN_OR_RETURN(const double t, graph->ReplayUs());

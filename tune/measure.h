@@ -31,9 +31,9 @@
 
 namespace jitgemm::tune {
 
-inline constexpr double kGraphBudgetUs = 3000;      // GPU time of one replay
-inline constexpr double kCandidateBudgetUs = 15000; // GPU time of one candidate's replays
-inline constexpr double kTotalBudgetUs = 2.0e6;     // all candidates' timing, then minimal
+inline constexpr double kGraphBudgetUs = 3000;       // GPU time of one replay
+inline constexpr double kCandidateBudgetUs = 15000;  // GPU time of one candidate's replays
+inline constexpr double kTotalBudgetUs = 2.0e6;      // all candidates' timing, then minimal
 inline constexpr double kPruneMargin = 0.30;
 inline constexpr int kMinReplays = 3;
 inline constexpr int kMaxReplays = 5;

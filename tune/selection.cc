@@ -91,16 +91,17 @@ Choice ChooseFastest(const std::vector<Timing>& timings, double margin,
   }
   if (best_jit < 0) {
     c.index = cublas;
-    c.reason = absl::StrFormat("cuBLAS (%s); no JIT kernel could run", Times(timings[cublas], regimes));
+    c.reason =
+        absl::StrFormat("cuBLAS (%s); no JIT kernel could run", Times(timings[cublas], regimes));
     return c;
   }
   const Timing& jit = timings[best_jit];
   const Timing& lib = timings[cublas];
   if (best_ratio < 1.0 - margin) {
     c.index = best_jit;
-    c.reason = absl::StrFormat("JIT %s beats cuBLAS %s by %.1f%%%s (margin %.0f%%)",
-                               Times(jit, regimes), Times(lib, regimes), 100.0 * (1.0 - best_ratio),
-                               in_every, 100.0 * margin);
+    c.reason =
+        absl::StrFormat("JIT %s beats cuBLAS %s by %.1f%%%s (margin %.0f%%)", Times(jit, regimes),
+                        Times(lib, regimes), 100.0 * (1.0 - best_ratio), in_every, 100.0 * margin);
   } else {
     c.index = cublas;
     c.reason = absl::StrFormat("cuBLAS %s; best JIT %s is not %.0f%% faster%s (ties go to cuBLAS)",

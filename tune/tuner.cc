@@ -162,9 +162,9 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     record.regimes = regime_names;
     int pruned = 0;
     for (const Timing& t : timings) pruned += t.pruned ? 1 : 0;
-    record.reason = absl::StrFormat("%s [%s; timing %.0f ms of GPU time, %d stopped early]",
-                                    choice.reason, absl::StrJoin(regime_names, "+"),
-                                    budget.spent_us / 1000.0, pruned);
+    record.reason =
+        absl::StrFormat("%s [%s; timing %.0f ms of GPU time, %d stopped early]", choice.reason,
+                        absl::StrJoin(regime_names, "+"), budget.spent_us / 1000.0, pruned);
     for (const Timing& t : timings) {
       if (!t.us.empty() && t.us[0] >= 0) record.candidate_us.emplace_back(t.name, t.us[0]);
       if (regimes.size() > 1 && t.us.size() > 1 && t.us[1] >= 0) {

@@ -49,7 +49,8 @@ std::vector<Candidate> Set(std::vector<Candidate> jit, int cublas) {
 }
 
 TEST(ChooseFastestTest, JitMustBeatCublasByTheMargin) {
-  std::vector<Timing> t = {{"jit-a", false, {9.6}}, {"jit-b", false, {9.8}}, {kCublasName, true, {10.0}}};
+  std::vector<Timing> t = {
+      {"jit-a", false, {9.6}}, {"jit-b", false, {9.8}}, {kCublasName, true, {10.0}}};
   t[0].us = {9.60};
   Choice c = ChooseFastest(t, 0.03);
   EXPECT_EQ(c.index, 0);
@@ -100,15 +101,15 @@ TEST(ChooseFastestTest, JitMustBeatCublasByTheMarginInEveryRegime) {
   c = ChooseFastest(t, 0.03, kBoth);
   EXPECT_EQ(c.index, 0);
   EXPECT_THAT(c.reason, HasSubstr("by 3.8%"));  // its worse regime
-  t[0].us = {7.0, 6.95};  // 1.7% faster resident: within the margin
+  // 1.7% faster resident: within the margin.
+  t[0].us = {7.0, 6.95};
   EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
 }
 
 TEST(ChooseFastestTest, TheWinnerHasTheBestWorseRegime) {
   // Against cuBLAS 10 / 10: a is 0.6 / 0.96, b 0.9 / 0.9; b's worse is better.
-  std::vector<Timing> t = {{"a", false, {6.0, 9.6}},
-                           {"b", false, {9.0, 9.0}},
-                           {kCublasName, true, {10.0, 10.0}}};
+  std::vector<Timing> t = {
+      {"a", false, {6.0, 9.6}}, {"b", false, {9.0, 9.0}}, {kCublasName, true, {10.0, 10.0}}};
   EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
   // Without cuBLAS the fastest of each regime is the reference: a is 1 / 1.067,
   // b 1.5 / 1.
@@ -170,9 +171,9 @@ struct FakeClock {
   std::map<std::string, double> us;
   std::atomic<int> candidates_timed{0};  // FirstCallUs in the first regime
   std::atomic<int> calls{0};
-  double gpu_us = 0;                                     // guarded by the tuner's lock
-  std::map<std::string, int> calls_of;                   // name -> calls, all regimes
-  std::map<std::string, std::vector<int>> launches_of;   // name -> graph sizes
+  double gpu_us = 0;                                    // guarded by the tuner's lock
+  std::map<std::string, int> calls_of;                  // name -> calls, all regimes
+  std::map<std::string, std::vector<int>> launches_of;  // name -> graph sizes
   std::set<std::string> resident_seen;
 
   double Of(const std::string& name, Regime regime) const {

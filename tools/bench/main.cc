@@ -37,8 +37,9 @@
 #include "tools/bench/suites.h"
 
 ABSL_FLAG(std::string, suite, "S1,S2,S6",
-          "comma-separated suites: S1, S2, S3, S6, regimes (issue 20's two rows), chain (8 dependent small-M linears, PDL off "
-          "vs on vs constant_b); with --manifest, only the suites given explicitly");
+          "comma-separated suites: S1, S2, S3, S6, regimes (issue 20's two rows), chain (8 "
+          "dependent small-M linears, PDL off vs on vs constant_b); with --manifest, only the "
+          "suites given explicitly");
 ABSL_FLAG(std::string, manifest, "",
           "manifest file(s) (docs/manifest.md, e.g. written with JITGEMM_RECORD), comma-separated "
           "or the flag repeated: every problem against cublas_mm (and addmm_act, lt_bias_act "

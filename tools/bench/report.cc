@@ -197,7 +197,8 @@ std::string CsvText(const std::vector<CaseResult>& results) {
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_min) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", c.us_max) : "", ",");
-      absl::StrAppend(&csv, c.us_streaming >= 0 ? absl::StrFormat("%.3f", c.us_streaming) : "", ",");
+      absl::StrAppend(&csv, c.us_streaming >= 0 ? absl::StrFormat("%.3f", c.us_streaming) : "",
+                      ",");
       absl::StrAppend(&csv, c.us_resident >= 0 ? absl::StrFormat("%.3f", c.us_resident) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.2f", TflopsOf(r, &c)) : "", ",");
       absl::StrAppend(&csv, Measured(&c) ? absl::StrFormat("%.3f", TbpsOf(r, &c)) : "", ",");

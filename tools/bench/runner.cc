@@ -69,7 +69,8 @@ int StreamingCopies(size_t b_bytes) {
     l2 = 64 << 20;
   }
   const size_t b = std::max<size_t>(b_bytes, 1);
-  return static_cast<int>(std::clamp<size_t>((2 * static_cast<size_t>(l2) + b - 1) / b + 1, 2, 100));
+  return static_cast<int>(
+      std::clamp<size_t>((2 * static_cast<size_t>(l2) + b - 1) / b + 1, 2, 100));
 }
 
 absl::Status Prepare(const BenchCase& bc, int rotate, bool regimes, CaseData& data,
@@ -402,8 +403,10 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
     cell.us = t.median_us;
     cell.us_min = t.min_us;
     cell.us_max = t.max_us;
-    if (p.regime_graph[0] != nullptr) cell.us_streaming = Summarize(std::move(p.regime_samples[0])).median_us;
-    if (p.regime_graph[1] != nullptr) cell.us_resident = Summarize(std::move(p.regime_samples[1])).median_us;
+    if (p.regime_graph[0] != nullptr)
+      cell.us_streaming = Summarize(std::move(p.regime_samples[0])).median_us;
+    if (p.regime_graph[1] != nullptr)
+      cell.us_resident = Summarize(std::move(p.regime_samples[1])).median_us;
   }
   pending.clear();  // graphs before the plans they launch
   for (const CellResult& cell : result.cells) {

@@ -67,7 +67,7 @@ inline bool IsFailure(const CellResult& cell) {
 
 struct CaseResult {
   BenchCase bench_case;
-  int rotate = 1;  // buffers actually rotated (memory may lower it)
+  int rotate = 1;            // buffers actually rotated (memory may lower it)
   int streaming_copies = 0;  // B copies of the streaming regime; 0: regimes not timed
   double reference_seconds = 0;
   absl::Status status;  // a case-level failure (allocation, ...)
