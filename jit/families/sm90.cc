@@ -149,6 +149,13 @@ class Sm90Family final : public KernelFamily {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(), ": the B tile must split into 64-column blocks per CTA"));
     }
+    if (Gated(p) && p.b.layout == Layout::kRowMajor && p.n * DataTypeSize(p.b.type) % 16 != 0) {
+      // The box of the up half starts at column N of each row, and TMA faults
+      // on a box whose start is not 16-byte aligned in the contiguous dimension.
+      return absl::UnimplementedError(
+          absl::StrCat("sm90 kernels read the up half of a row-major gated B at column N = ", p.n,
+                       ", which must be a multiple of 8 elements (16 bytes) for TMA"));
+    }
     if (Gated(p) && (c.block_n % 128 != 0 || c.split_k != 1)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(),

@@ -218,6 +218,18 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
               Not(HasSubstr("kGate")));
 }
 
+TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
+  GemmProblem p = MakeGemm(256, 523, 512, DataType::kF16);
+  p.epilogue.gate = Gate::kHalves;
+  p.b.ld = 1048;
+  p = Canonicalize(p);
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("column N = 523")));
+  p.b.layout = Layout::kColMajor;  // K-major: the halves are rows of the box, any N
+  p.b.ld = 512;
+  EXPECT_TRUE(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
+}
+
 TEST(Sm90FamilyTest, OtherFamiliesRefuseGatedProblems) {
   const GemmProblem p = GatedLinear(16, 4096, 4096);
   Options options;
