@@ -101,6 +101,18 @@ const char* DataTypeName(DataType type) {
   return "?";
 }
 
+const char* GateName(Gate gate) {
+  switch (gate) {
+    case Gate::kNone:
+      return "none";
+    case Gate::kHalves:
+      return "halves";
+  }
+  return "?";
+}
+
+int64_t BColumns(const GemmProblem& p) { return p.epilogue.gate == Gate::kHalves ? 2 * p.n : p.n; }
+
 int DataTypeSize(DataType type) { return type == DataType::kF32 ? 4 : 2; }
 
 const char* ActivationName(Activation act) {
@@ -143,10 +155,18 @@ absl::Status ValidateProblem(const GemmProblem& p) {
   if (p.batch_count > kInt32Max) {
     return absl::InvalidArgumentError("batch_count: must be below 2^31");
   }
+  const int gate = static_cast<int>(p.epilogue.gate);
+  if (gate < 0 || gate > static_cast<int>(Gate::kHalves)) {
+    return absl::InvalidArgumentError(absl::StrCat("epilogue.gate: unknown gate ", gate));
+  }
+  if (p.epilogue.gate != Gate::kNone && p.n > kInt32Max / 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("n: a gated B has 2N columns, which must be below 2^31 (N = %d)", p.n));
+  }
   const int64_t batch = p.batch_count;
   const bool uses_c = p.epilogue.beta != 0.0f;
   auto s = CheckOperand("a", p.a, {p.m, p.k}, batch, false);
-  if (s.ok()) s = CheckOperand("b", p.b, {p.k, p.n}, batch, false);
+  if (s.ok()) s = CheckOperand("b", p.b, {p.k, BColumns(p)}, batch, false);
   if (s.ok() && uses_c) s = CheckOperand("c", p.c, {p.m, p.n}, batch, false);
   if (s.ok()) s = CheckOperand("d", p.d, {p.m, p.n}, batch, true);
   if (!s.ok()) return s;
@@ -177,6 +197,18 @@ absl::Status ValidateProblem(const GemmProblem& p) {
   if (!(p.epilogue.alpha == p.epilogue.alpha) || !(p.epilogue.beta == p.epilogue.beta)) {
     return absl::InvalidArgumentError("epilogue.alpha/beta: NaN is not a valid scale");
   }
+  if (p.epilogue.gate != Gate::kNone) {
+    if (uses_c) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("epilogue.beta: a gated epilogue reads no C (beta must be 0, got ",
+                       p.epilogue.beta, ")"));
+    }
+    if (bias == BiasMode::kPerRow) {
+      return absl::InvalidArgumentError(
+          "epilogue.bias: a gated epilogue takes a per-column bias of 2N entries, not a per-row "
+          "one");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -186,7 +218,7 @@ GemmProblem Canonicalize(const GemmProblem& in) {
     if (op.ld == 0) op.ld = op.layout == Layout::kRowMajor ? cols : rows;
   };
   fill(p.a, p.m, p.k);
-  fill(p.b, p.k, p.n);
+  fill(p.b, p.k, BColumns(p));
   fill(p.c, p.m, p.n);
   fill(p.d, p.m, p.n);
   if (p.batch_count == 1) {
@@ -215,6 +247,7 @@ std::string DebugString(const GemmProblem& p) {
   if (p.epilogue.activation != Activation::kNone) {
     absl::StrAppend(&s, " ", ActivationName(p.epilogue.activation));
   }
+  if (p.epilogue.gate != Gate::kNone) absl::StrAppend(&s, " gate=", GateName(p.epilogue.gate));
   return s;
 }
 

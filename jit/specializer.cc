@@ -55,7 +55,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
                         int pointer_alignment) {
   const int64_t batch = p.batch_count;
   const int align_a = OperandAlignment(p.a, p.m, p.k, batch, pointer_alignment);
-  const int align_b = OperandAlignment(p.b, p.k, p.n, batch, pointer_alignment);
+  const int align_b = OperandAlignment(p.b, p.k, BColumns(p), batch, pointer_alignment);
   const int align_c = OperandAlignment(p.c, p.m, p.n, batch, pointer_alignment);
   const int align_d = OperandAlignment(p.d, p.m, p.n, batch, pointer_alignment);
   int align_bias = LargestPow2Divisor(pointer_alignment);
@@ -82,6 +82,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   if (p.epilogue.activation != Activation::kNone) {
     absl::StrAppend(&out.kernel_name, "_", ActivationName(p.epilogue.activation));
   }
+  if (p.epilogue.gate == Gate::kHalves) absl::StrAppend(&out.kernel_name, "_glu");
   if (config.pdl) absl::StrAppend(&out.kernel_name, "_pdl");
   if (config.early_b) absl::StrAppend(&out.kernel_name, "_earlyb");
   if (config.x_copy > 0) absl::StrAppend(&out.kernel_name, "_xc", config.x_copy);

@@ -59,9 +59,12 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
   const MapShape shape_a = p.a.layout == Layout::kRowMajor
                                ? MapShape{k, m, static_cast<uint32_t>(c.block_m)}
                                : MapShape{m, k, kBox};
+  // A gated B has 2N columns, and each CTA loads whole halves of its tile.
+  const uint64_t b_cols = static_cast<uint64_t>(BColumns(p));
+  const int b_box = p.epilogue.gate != Gate::kNone ? c.block_n / 2 : c.block_n / c.cluster_m;
   const MapShape shape_b = p.b.layout == Layout::kColMajor
-                               ? MapShape{k, n, static_cast<uint32_t>(c.block_n / c.cluster_m)}
-                               : MapShape{n, k, kBox};
+                               ? MapShape{k, b_cols, static_cast<uint32_t>(b_box)}
+                               : MapShape{b_cols, k, kBox};
   absl::Status s = Encode(api, p.a, p.batch_count, shape_a, a, &maps->a, "A");
   if (s.ok()) s = Encode(api, p.b, p.batch_count, shape_b, b, &maps->b, "B");
   if (s.ok() && Sm90TmaStore(p)) {

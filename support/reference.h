@@ -1,5 +1,6 @@
 // A float64 reference GEMM on the host, reading operands exactly as the
-// problem describes them (types, layouts, leading dimensions, batch strides).
+// problem describes them (types, layouts, leading dimensions, batch strides,
+// the gated epilogue's [gate | up] halves of B).
 #ifndef JITGEMM_TESTS_TESTING_REFERENCE_H_
 #define JITGEMM_TESTS_TESTING_REFERENCE_H_
 
@@ -45,7 +46,8 @@ inline std::vector<double> ReferenceGemm(const GemmProblem& p, const void* a, co
       const int64_t batch = r / p.m, i = r % p.m;
       for (int64_t kk = 0; kk < p.k; ++kk)
         arow[kk] = LoadAs(p.a.type, a, ElementIndex(p.a, i, kk, batch));
-      for (int64_t j = 0; j < p.n; ++j) {
+      // One output column reads column j of B, and column N + j when gated.
+      auto column = [&](int64_t j) {
         double acc = 0;
         for (int64_t kk = 0; kk < p.k; ++kk) {
           acc += arow[kk] * LoadAs(p.b.type, b, ElementIndex(p.b, kk, j, batch));
@@ -58,7 +60,11 @@ inline std::vector<double> ReferenceGemm(const GemmProblem& p, const void* a, co
                               batch * p.epilogue.bias_batch_stride;
           v += LoadAs(p.d.type, bias, idx);
         }
-        out[r * p.n + j] = RefActivate(p.epilogue.activation, v);
+        return v;
+      };
+      for (int64_t j = 0; j < p.n; ++j) {
+        const double v = RefActivate(p.epilogue.activation, column(j));
+        out[r * p.n + j] = p.epilogue.gate == Gate::kHalves ? v * column(p.n + j) : v;
       }
     }
   };

@@ -64,12 +64,12 @@ absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem
   t->problem_ = p;
   const int64_t batch = p.batch_count;
   const size_t a_bytes = OperandSpanBytes(p.a, p.m, p.k, batch);
-  const size_t b_bytes = OperandSpanBytes(p.b, p.k, p.n, batch);
+  const size_t b_bytes = OperandSpanBytes(p.b, p.k, BColumns(p), batch);
   const bool uses_c = p.epilogue.beta != 0.f;
   const size_t c_bytes = uses_c ? OperandSpanBytes(p.c, p.m, p.n, batch) : 0;
   const int64_t bias_len = p.epilogue.bias == BiasMode::kNone
                                ? 0
-                               : (p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m) +
+                               : (p.epilogue.bias == BiasMode::kPerColumn ? BColumns(p) : p.m) +
                                      (batch - 1) * p.epilogue.bias_batch_stride;
   const size_t bias_bytes = bias_len * DataTypeSize(p.d.type);
   const size_t d_bytes = OperandSpanBytes(p.d, p.m, p.n, batch);

@@ -49,6 +49,7 @@ jitgemm::GemmProblem ToProblem(const jitgemm_problem_t& c) {
   p.epilogue.bias = static_cast<jitgemm::BiasMode>(c.bias_mode);
   p.epilogue.bias_batch_stride = c.bias_batch_stride;
   p.epilogue.activation = static_cast<jitgemm::Activation>(c.activation);
+  p.epilogue.gate = static_cast<jitgemm::Gate>(c.gate);
   return p;
 }
 
@@ -71,6 +72,7 @@ jitgemm_problem_t FromProblem(const jitgemm::GemmProblem& p) {
   c.bias_mode = static_cast<int32_t>(p.epilogue.bias);
   c.bias_batch_stride = p.epilogue.bias_batch_stride;
   c.activation = static_cast<int32_t>(p.epilogue.activation);
+  c.gate = static_cast<int32_t>(p.epilogue.gate);
   return c;
 }
 

@@ -201,13 +201,18 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
         r.Fail(ep, "an object");
         break;
       }
-      std::string bias, act;
-      CheckFields(r, ej, ep, {"alpha", "beta", "bias", "bias_batch_stride", "activation"});
+      std::string bias, act, gate;
+      CheckFields(r, ej, ep, {"alpha", "beta", "bias", "bias_batch_stride", "activation", "gate"});
       r.Get(ej, "alpha", ep, &p.epilogue.alpha);
       r.Get(ej, "beta", ep, &p.epilogue.beta);
       r.Get(ej, "bias", ep, &bias);
       r.Get(ej, "bias_batch_stride", ep, &p.epilogue.bias_batch_stride);
       r.Get(ej, "activation", ep, &act);
+      r.Get(ej, "gate", ep, &gate);
+      if (gate == "halves")
+        p.epilogue.gate = Gate::kHalves;
+      else if (!gate.empty() && gate != "none")
+        r.Fail(ep + ".gate", "none or halves");
       if (bias == "column")
         p.epilogue.bias = BiasMode::kPerColumn;
       else if (bias == "row")
@@ -283,6 +288,8 @@ std::string ProblemToJson(const GemmProblem& p, const std::string& name) {
               {"bias", BiasName(p.epilogue.bias)},
               {"bias_batch_stride", p.epilogue.bias_batch_stride},
               {"activation", ActivationName(p.epilogue.activation)}}}};
+  // Written only when gated, so that manifests of ungated problems stay as they were.
+  if (p.epilogue.gate != Gate::kNone) j["epilogue"]["gate"] = GateName(p.epilogue.gate);
   if (!name.empty()) j["name"] = name;
   return j.dump();
 }

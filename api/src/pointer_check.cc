@@ -68,7 +68,7 @@ absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int a
   if (Overlap(d, RangeOf(ptrs.a, p.a, p.m, p.k, batch))) {
     return absl::InvalidArgumentError("d: output overlaps input a");
   }
-  if (Overlap(d, RangeOf(ptrs.b, p.b, p.k, p.n, batch))) {
+  if (Overlap(d, RangeOf(ptrs.b, p.b, p.k, BColumns(p), batch))) {
     return absl::InvalidArgumentError("d: output overlaps input b");
   }
   if (uses_c && Overlap(d, RangeOf(ptrs.c, p.c, p.m, p.n, batch)) &&
@@ -78,7 +78,7 @@ absl::Status CheckPointers(const GemmProblem& p, const GemmPointers& ptrs, int a
         "batch stride)");
   }
   if (uses_bias) {
-    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? BColumns(p) : p.m;
     Operand bias_op{p.d.type, Layout::kRowMajor, len, p.epilogue.bias_batch_stride};
     if (Overlap(d, RangeOf(ptrs.bias, bias_op, 1, len, batch))) {
       return absl::InvalidArgumentError("d: output overlaps bias");

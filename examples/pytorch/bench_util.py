@@ -17,11 +17,14 @@ import sys
 import textwrap
 from typing import Callable, Dict, List, Optional, Sequence
 
-import torch
+try:
+    import torch
+except ImportError:  # tables and plots (replot.py) need no torch
+    torch = None
 
 
 def require_cuda() -> None:
-    if not torch.cuda.is_available():
+    if torch is None or not torch.cuda.is_available():
         print("This example needs a CUDA GPU visible to PyTorch.")
         sys.exit(0)
     try:

@@ -31,6 +31,10 @@ class SimtFamily final : public KernelFamily {
                         const TargetInfo& target) const override {
     const int threads = c.warps_m * c.warps_n * 32;
     if (c.family != Family::kSimt) return absl::InvalidArgumentError("not a SIMT config");
+    if (p.epilogue.gate != Gate::kNone) {
+      return absl::UnimplementedError(
+          "simt kernels have no gated epilogue (the sm90 family and cuBLAS do)");
+    }
     if (c.split_k != 1 || c.stages != 1) {
       return absl::UnimplementedError("SIMT kernels have no split-K or pipeline stages");
     }

@@ -127,6 +127,10 @@ class Sm80Family final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kSm80) return absl::InvalidArgumentError("not an sm80 config");
+    if (p.epilogue.gate != Gate::kNone) {
+      return absl::UnimplementedError(
+          "sm80 kernels have no gated epilogue (the sm90 family and cuBLAS do)");
+    }
     if (target.sm < 80) {
       return absl::UnimplementedError(
           absl::StrCat("sm80 kernels need sm_80 or later, target is sm_", target.sm));

@@ -47,8 +47,16 @@ KernelConfig Make(int bm, int bn, int consumers, int stages, int cluster) {
   return c;
 }
 
+bool Gated(const GemmProblem& p) { return p.epilogue.gate != Gate::kNone; }
+
+// Columns of D one tile covers: a gated tile computes gate and up halves.
+int OutColumns(const GemmProblem& p, const KernelConfig& c) {
+  return Gated(p) ? c.block_n / 2 : c.block_n;
+}
+
 int64_t Units(const GemmProblem& p, const KernelConfig& c) {
-  return CeilDiv(CeilDiv(p.m, c.block_m), c.cluster_m) * CeilDiv(p.n, c.block_n) * p.batch_count;
+  return CeilDiv(CeilDiv(p.m, c.block_m), c.cluster_m) * CeilDiv(p.n, OutColumns(p, c)) *
+         p.batch_count;
 }
 
 // Relative wgmma throughput of a tile shape: wider tiles read less shared
@@ -109,7 +117,7 @@ class Sm90Family final : public KernelFamily {
                        " must be 1..16 and leave every split a k-tile (", k_tiles, " k-tiles)"));
     }
     if (!RowsAligned16(p.a, p.m, p.k, p.batch_count) ||
-        !RowsAligned16(p.b, p.k, p.n, p.batch_count)) {
+        !RowsAligned16(p.b, p.k, BColumns(p), p.batch_count)) {
       return absl::UnimplementedError(
           "sm90 kernels load A and B by TMA: leading dimensions and batch strides must be "
           "multiples of 16 bytes");
@@ -141,6 +149,19 @@ class Sm90Family final : public KernelFamily {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(), ": the B tile must split into 64-column blocks per CTA"));
     }
+    if (Gated(p) && p.b.layout == Layout::kRowMajor && p.n * DataTypeSize(p.b.type) % 16 != 0) {
+      // The box of the up half starts at column N of each row, and TMA faults
+      // on a box whose start is not 16-byte aligned in the contiguous dimension.
+      return absl::UnimplementedError(
+          absl::StrCat("sm90 kernels read the up half of a row-major gated B at column N = ", p.n,
+                       ", which must be a multiple of 8 elements (16 bytes) for TMA"));
+    }
+    if (Gated(p) && (c.block_n % 128 != 0 || c.split_k != 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(),
+          ": a gated tile is 128 or 256 columns wide (two halves of whole 64-column blocks) "
+          "and takes no split-K"));
+    }
     if (c.stages < 2 || c.stages > 12) {
       return absl::InvalidArgumentError("sm90 kernels need 2..12 pipeline stages");
     }
@@ -170,7 +191,7 @@ class Sm90Family final : public KernelFamily {
       // Tickets per (tile, consumer), padded to 256 bytes, then split_k fp32
       // partial tiles per (tile, consumer) (kernels_src/sm90/split_k.cuh).
       const int64_t slots =
-          CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count * c.warps_m;
+          CeilDiv(p.m, c.block_m) * CeilDiv(p.n, OutColumns(p, c)) * p.batch_count * c.warps_m;
       s.workspace_bytes =
           static_cast<size_t>(CeilDiv(slots * 4, 256) * 256 +
                               slots * c.split_k * (c.block_m / c.warps_m) * c.block_n * 4);
@@ -213,7 +234,8 @@ class Sm90Family final : public KernelFamily {
     return absl::StrCat(
         "  static constexpr int kConsumers = ", c.warps_m, ", kClusterM = ", c.cluster_m,
         ", kGroupM = ", kGroupM,
-        ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p) ? "true" : "false", ";\n");
+        ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p) ? "true" : "false", ";\n",
+        Gated(p) ? "  static constexpr int kGate = 1;\n" : "");
   }
 
  private:

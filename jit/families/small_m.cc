@@ -48,6 +48,10 @@ class SmallMFamily final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kSmallM) return absl::InvalidArgumentError("not a small_m config");
+    if (p.epilogue.gate != Gate::kNone) {
+      return absl::UnimplementedError(
+          "small_m kernels have no gated epilogue (the sm90 family and cuBLAS do)");
+    }
     if (target.sm < 80) {
       return absl::UnimplementedError("small_m needs bf16/fp16 mma.sync (sm_80 or later)");
     }

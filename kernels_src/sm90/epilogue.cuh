@@ -4,6 +4,8 @@
 // out as one 4-byte (16-bit D) or 8-byte (fp32 D) store where row-major D
 // allows it.
 //
+// A gated spec's values arrive finished (gate.cuh) and are stored as they are.
+//
 // Accumulator layout of wgmma.m64nNk16 (per thread of the warpgroup):
 // d[4j + 2h + e] holds row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e.
 #pragma once
@@ -11,6 +13,7 @@
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/gate.cuh"
 
 namespace jitgemm {
 namespace sm90 {
@@ -20,6 +23,15 @@ struct Epilogue {
   using D = typename S::ElementD;
   static constexpr bool kHalfD = sizeof(D) == 2;
   static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+
+  __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
+                                                float acc) {
+    if constexpr (GateOf<S>::value != 0) {
+      return acc;
+    } else {
+      return EpilogueValue<S>(args, batch, row, col, acc);
+    }
+  }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
@@ -36,10 +48,9 @@ struct Epilogue {
         for (int j = 0; j < kBN / 8; ++j) {
           const int col = n0 + 8 * j + 2 * (lane & 3);
           if (col >= S::kN) continue;
-          const float v0 = EpilogueValue<S>(args, batch, row, col, acc[i][4 * j + 2 * h]);
+          const float v0 = Value(args, batch, row, col, acc[i][4 * j + 2 * h]);
           const bool two = col + 1 < S::kN;
-          const float v1 =
-              two ? EpilogueValue<S>(args, batch, row, col + 1, acc[i][4 * j + 2 * h + 1]) : 0.f;
+          const float v1 = two ? Value(args, batch, row, col + 1, acc[i][4 * j + 2 * h + 1]) : 0.f;
           D* p = d + Offset<S::kRowD, S::kLdd>(row, col);
           if (kPairs && two) {
             if constexpr (kHalfD) {

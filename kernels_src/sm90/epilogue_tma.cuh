@@ -5,6 +5,7 @@
 // Two staging blocks per warpgroup alternate, so computing the next block
 // overlaps the store of the last, and the stores of a tile's last blocks
 // overlap the next tile's mainloop. TMA clips the stores at the matrix edges.
+// A gated spec's values arrive finished (gate.cuh) and are stored as they are.
 //
 // Accumulator layout of wgmma.m64nNk16 (per thread of the warpgroup):
 // d[4j + 2h + e] holds row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e.
@@ -14,6 +15,7 @@
 #include "jitgemm/common/epilogue.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/activation.cuh"
+#include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 
 namespace jitgemm {
@@ -31,7 +33,7 @@ struct TmaStoreEpilogue {
   template <int kAxis>
   __device__ __forceinline__ static float Bias(const GemmArgs& args, int batch, int index,
                                                int limit) {
-    if (S::kBias != kAxis || index >= limit) return 0.f;
+    if (GateOf<S>::value != 0 || S::kBias != kAxis || index >= limit) return 0.f;
     const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
     return ToFloat(bias[index]);
   }
@@ -41,6 +43,7 @@ struct TmaStoreEpilogue {
   __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
                                                 float acc, float bias) {
     if (row >= S::kM || col >= S::kN) return 0.f;
+    if (GateOf<S>::value != 0) return acc;
     float v = args.alpha * acc + bias;
     if (S::kHasC) {
       const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +

@@ -15,6 +15,8 @@
 //                           (16-bit row-major D, 16-byte-aligned rows, N % 8 == 0)
 //   kSplitK                 work items per tile along K, reduced through the
 //                           workspace (split_k.cuh)
+//   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
+//                           (gate.cuh); a tile then covers kBlockN / 2 columns of D
 // Parameters: GemmArgs, then the tensor maps of A, B and D (jit/tensor_maps.cc
 // encodes them: 3-D, dims (contiguous, strided, batch), 64-element-wide boxes).
 // Launch: grid (CTAs, 1, 1) with CTAs a multiple of kClusterM and at most the
@@ -30,6 +32,7 @@
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/epilogue.cuh"
 #include "jitgemm/sm90/epilogue_tma.cuh"
+#include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/mainloop.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 #include "jitgemm/sm90/split_k.cuh"
@@ -47,12 +50,26 @@ struct TensorMaps {
 template <class S>
 struct Sm90Smem {
   using ML = Mainloop<S>;
-  static constexpr int kStagingBytes =
-      S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
+  static constexpr int kStagingBytes = S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
   // Alignment slack, the ring, the staging blocks, the barriers, the split-K flags.
   static constexpr int kBytes =
       1024 + ML::kStages * ML::kStageBytes + kStagingBytes + 2 * ML::kStages * 8 + 16;
 };
+
+// The store of one consumer warpgroup's tile: through shared memory and TMA
+// where the spec allows it, else from registers.
+template <class S, int kMI, int kBN>
+__device__ __forceinline__ void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2], int batch,
+                                      int m0, int n0, int thread, const TensorMap* map_d,
+                                      unsigned staging, int consumer) {
+  if constexpr (S::kTmaStore) {
+    using Epi = TmaStoreEpilogue<S, kMI, kBN>;
+    Epi::Store(args, acc, batch, Mainloop<S>::template BatchCoord<S::kStrideD>(batch), m0, n0,
+               thread, map_d, staging + consumer * Epi::kSmemBytes, 1 + consumer);
+  } else {
+    Epilogue<S, kMI, kBN>::Store(args, acc, batch, m0, n0, thread);
+  }
+}
 
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
@@ -68,7 +85,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   static_assert(S::kAlignA >= 16 && S::kAlignB >= 16, "TMA needs 16-byte-aligned rows");
   constexpr int kStages = ML::kStages, kKTiles = ML::kKTiles;
   constexpr int kTilesM = (S::kM + ML::kBM - 1) / ML::kBM;
-  constexpr int kTilesN = (S::kN + ML::kBN - 1) / ML::kBN;
+  constexpr int kTilesN = (S::kN + ML::kOutBN - 1) / ML::kOutBN;
   using Sched = TileScheduler<kTilesM, kTilesN, S::kBatch, S::kClusterM, S::kGroupM>;
   constexpr int kItems = Sched::kUnits * S::kSplitK;
   // Every split owns at least one k slice (the host checks).
@@ -173,21 +190,22 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if (m0 >= S::kM) continue;
       if constexpr (S::kSplitK > 1) {
         const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;
-        const long long tile = (static_cast<long long>(t.batch) * kTilesM + t.tile_m) * kTilesN +
-                               t.tile_n;
+        const long long tile =
+            (static_cast<long long>(t.batch) * kTilesM + t.tile_m) * kTilesN + t.tile_n;
         if (!SplitK<S, ML::kMI, ML::kBN>::Reduce(args, acc, tile * S::kConsumers + consumer,
                                                  tiles * S::kConsumers, split, thread,
                                                  flags + consumer, 1 + consumer)) {
           continue;
         }
       }
-      if constexpr (S::kTmaStore) {
-        using Epi = TmaStoreEpilogue<S, ML::kMI, ML::kBN>;
-        Epi::Store(args, acc, t.batch, ML::template BatchCoord<S::kStrideD>(t.batch), m0,
-                   t.tile_n * ML::kBN, thread, &maps.d, staging + consumer * Epi::kSmemBytes,
-                   1 + consumer);
+      const int n0 = t.tile_n * ML::kOutBN;
+      if constexpr (ML::kGated) {
+        float out[ML::kMI][ML::kOutBN / 2];
+        GatedEpilogue<S, ML::kMI, ML::kBN>::Apply(args, acc, out, t.batch, n0, thread);
+        Store<S, ML::kMI, ML::kOutBN>(args, out, t.batch, m0, n0, thread, &maps.d, staging,
+                                      consumer);
       } else {
-        Epilogue<S, ML::kMI, ML::kBN>::Store(args, acc, t.batch, m0, t.tile_n * ML::kBN, thread);
+        Store<S, ML::kMI, ML::kBN>(args, acc, t.batch, m0, n0, thread, &maps.d, staging, consumer);
       }
     }
     // Bulk stores must finish writing before the grid counts as complete.

@@ -11,10 +11,13 @@
 // K-major operands arrive as one box of 64 k x rows; M- or N-major ones as
 // 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
 // its transpose bit set. With clusters, the CTAs of one cluster share the B
-// tile: each loads 1/kClusterM of it and multicasts it to all.
+// tile: each loads 1/kClusterM of it and multicasts it to all. A gated tile
+// (gate.cuh) takes the first half of its B rows from the gate half of B and
+// the second from the up half, at the same output columns.
 #pragma once
 
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 #include "jitgemm/sm90/wgmma.cuh"
 
@@ -25,6 +28,8 @@ template <class S>
 struct Mainloop {
   using T = typename S::ElementA;
   static constexpr int kBM = S::kBlockM, kBN = S::kBlockN, kBK = 64;
+  static constexpr bool kGated = GateOf<S>::value != 0;
+  static constexpr int kOutBN = OutColumns<S, kBN>::value;  // output columns of a tile
   static constexpr int kStages = S::kStages;
   static constexpr int kConsumers = S::kConsumers;
   static constexpr int kClusterM = S::kClusterM;
@@ -40,6 +45,17 @@ struct Mainloop {
   static_assert(kBN % 64 == 0 && kBN <= 256, "kBlockN: 64, 128, 192 or 256");
   static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / 64) % kClusterM == 0,
                 "the B tile must split evenly over the cluster");
+  static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || kBN % 128 == 0)),
+                "a gated tile loads each half as whole boxes (64-column blocks when N-major)");
+
+  // Column of B where row `r` of the B tile of output tile `tn` starts.
+  __device__ __forceinline__ static int BColumn(int tn, int r) {
+    if constexpr (kGated) {
+      return (r < kBN / 2 ? 0 : S::kN - kBN / 2) + tn * kOutBN + r;
+    } else {
+      return tn * kBN + r;
+    }
+  }
 
   // Batch coordinate of an operand: stride-0 operands are one matrix.
   template <long long kStride>
@@ -49,8 +65,8 @@ struct Mainloop {
 
   // One thread: fills stage `s` with k slice `kt` of tile (tm, tn) of `batch`.
   __device__ __forceinline__ static void Load(const TensorMap* map_a, const TensorMap* map_b,
-                                              unsigned stage, unsigned full, int kt, int tm,
-                                              int tn, int batch, unsigned rank) {
+                                              unsigned stage, unsigned full, int kt, int tm, int tn,
+                                              int batch, unsigned rank) {
     const int ba = BatchCoord<S::kStrideA>(batch), bb = BatchCoord<S::kStrideB>(batch);
     const int k0 = kt * kBK;
     if (kTransA == 0) {
@@ -63,13 +79,17 @@ struct Mainloop {
     }
     const unsigned b_stage = stage + kATile;
     constexpr unsigned short kMask = (1u << kClusterM) - 1;
-    if (kTransB == 0) {
+    if (kTransB == 0 && kGated && kClusterM == 1) {
+      // Two boxes of kBN / 2 rows (the tensor map's box), one per half.
+      TmaLoad3d(b_stage, map_b, full, k0, BColumn(tn, 0), bb);
+      TmaLoad3d(b_stage + kBN / 2 * kBK * 2, map_b, full, k0, BColumn(tn, kBN / 2), bb);
+    } else if (kTransB == 0) {
       constexpr int kRows = kBN / kClusterM;
       const unsigned dst = b_stage + rank * kRows * kBK * 2;
       if (kClusterM == 1) {
-        TmaLoad3d(dst, map_b, full, k0, tn * kBN, bb);
+        TmaLoad3d(dst, map_b, full, k0, BColumn(tn, 0), bb);
       } else {
-        TmaLoad3dMulticast(dst, map_b, full, kMask, k0, tn * kBN + rank * kRows, bb);
+        TmaLoad3dMulticast(dst, map_b, full, kMask, k0, BColumn(tn, rank * kRows), bb);
       }
     } else {
       constexpr int kBlocks = kBN / 64 / kClusterM;
@@ -77,9 +97,9 @@ struct Mainloop {
       for (int j = 0; j < kBlocks; ++j) {
         const int c = rank * kBlocks + j;
         if (kClusterM == 1) {
-          TmaLoad3d(b_stage + c * kBlock, map_b, full, tn * kBN + 64 * c, k0, bb);
+          TmaLoad3d(b_stage + c * kBlock, map_b, full, BColumn(tn, 64 * c), k0, bb);
         } else {
-          TmaLoad3dMulticast(b_stage + c * kBlock, map_b, full, kMask, tn * kBN + 64 * c, k0, bb);
+          TmaLoad3dMulticast(b_stage + c * kBlock, map_b, full, kMask, BColumn(tn, 64 * c), k0, bb);
         }
       }
     }
@@ -95,9 +115,8 @@ struct Mainloop {
     for (int kk = 0; kk < kBK / 16; ++kk) {
       // K-major: a 16-deep slice is 32 bytes into each 128-byte row; M-/N-major:
       // 16 rows of 128 bytes further down each column block.
-      const unsigned long long db =
-          kTransB == 0 ? SmemDesc(b_base + kk * 32, 16, 1024)
-                       : SmemDesc(b_base + kk * 16 * 128, kBlock, 1024);
+      const unsigned long long db = kTransB == 0 ? SmemDesc(b_base + kk * 32, 16, 1024)
+                                                 : SmemDesc(b_base + kk * 16 * 128, kBlock, 1024);
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {
         const unsigned long long da =

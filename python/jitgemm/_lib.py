@@ -63,6 +63,8 @@ class Problem(ctypes.Structure):
         ("bias_mode", ctypes.c_int32),
         ("activation", ctypes.c_int32),
         ("bias_batch_stride", ctypes.c_int64),
+        ("gate", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
     ]
 
 

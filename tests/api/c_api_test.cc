@@ -107,6 +107,30 @@ TEST_F(CApiTest, ManifestAddThenReadRoundTrips) {
   EXPECT_EQ(read[0].d.batch_stride, 3072);
   EXPECT_EQ(read[0].bias_mode, 1);
   EXPECT_EQ(read[0].activation, 1);
+  EXPECT_EQ(read[0].gate, 0);
+}
+
+TEST_F(CApiTest, GatedProblemsRoundTripAndAreValidated) {
+  const std::string path = (dir_ / "gated.json").string();
+  jitgemm_problem_t gated;
+  jitgemm_problem_init(&gated, 16, 14336, 4096, /*bf16=*/2);
+  EXPECT_EQ(gated.gate, 0);
+  gated.b.layout = 1;
+  gated.activation = 4;
+  gated.gate = 1;
+  ASSERT_EQ(jitgemm_manifest_add(path.c_str(), &gated, nullptr), JITGEMM_OK)
+      << jitgemm_last_error();
+  std::vector<jitgemm_problem_t> read(1);
+  int64_t count = -1;
+  ASSERT_EQ(jitgemm_manifest_read(path.c_str(), read.data(), 1, &count), JITGEMM_OK);
+  EXPECT_EQ(read[0].gate, 1);
+  EXPECT_EQ(read[0].b.layout, 1);
+  EXPECT_EQ(read[0].activation, 4);
+  gated.gate = 7;
+  jitgemm_plan_t plan = nullptr;
+  EXPECT_EQ(jitgemm_plan_create(&gated, &plan), JITGEMM_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(jitgemm_last_error()), HasSubstr("epilogue.gate"));
+  EXPECT_EQ(plan, nullptr);
 }
 
 TEST_F(CApiTest, ManifestErrorsNameThePathAndField) {

@@ -23,6 +23,7 @@ namespace {
 using ::jitgemm::support::StatusIs;
 using ::testing::_;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ParseManifestTest, ReadsEveryField) {
   auto m = ParseManifest(R"({"version": 1,
@@ -152,6 +153,27 @@ TEST(ParseManifestTest, RoundTripsThroughJson) {
   ASSERT_EQ(back->problems.size(), 1u);
   EXPECT_EQ(ProblemSignature(Canonicalize(back->problems[0].problem)),
             ProblemSignature(Canonicalize(p)));
+}
+
+TEST(ParseManifestTest, GatedProblemsRoundTripAndBadGatesAreNamed) {
+  Manifest m;
+  GemmProblem p = MakeGemm(16, 14336, 4096, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.activation = Activation::kSilu;
+  p.epilogue.gate = Gate::kHalves;
+  m.problems.push_back({"mlp.w13", p});
+  const std::string text = ManifestToJson(m);
+  EXPECT_THAT(text, HasSubstr("\"gate\": \"halves\""));
+  auto back = ParseManifest(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->problems[0].problem.epilogue.gate, Gate::kHalves);
+  std::string bad = text;
+  bad.replace(bad.find("halves"), 6, "interleaved");
+  EXPECT_THAT(ParseManifest(bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("epilogue.gate")));
+  // An ungated problem's JSON has no gate field.
+  m.problems[0].problem.epilogue.gate = Gate::kNone;
+  EXPECT_THAT(ManifestToJson(m), Not(HasSubstr("gate")));
 }
 
 TEST(ShippedManifestsTest, SeedManifestsParseAndValidate) {

@@ -130,8 +130,53 @@ INSTANTIATE_TEST_SUITE_P(
                       p.epilogue.bias_batch_stride = -1;
                     },
                     "bias_batch_stride"},
-        InvalidCase{"NanAlpha", [](GemmProblem& p) { p.epilogue.alpha = 0.f / 0.f; }, "alpha"}),
+        InvalidCase{"NanAlpha", [](GemmProblem& p) { p.epilogue.alpha = 0.f / 0.f; }, "alpha"},
+        InvalidCase{"UnknownGate", [](GemmProblem& p) { p.epilogue.gate = static_cast<Gate>(2); },
+                    "epilogue.gate"},
+        // A gated B has 2N = 256 columns: a row-major ld of 128 holds only one half.
+        InvalidCase{"GatedLdbHoldsOneHalf",
+                    [](GemmProblem& p) {
+                      p.epilogue.gate = Gate::kHalves;
+                      p.b.ld = 128;
+                    },
+                    "ldb"},
+        InvalidCase{"GatedReadsC",
+                    [](GemmProblem& p) {
+                      p.epilogue.gate = Gate::kHalves;
+                      p.epilogue.beta = 1.f;
+                    },
+                    "epilogue.beta"},
+        InvalidCase{"GatedPerRowBias",
+                    [](GemmProblem& p) {
+                      p.epilogue.gate = Gate::kHalves;
+                      p.epilogue.bias = BiasMode::kPerRow;
+                    },
+                    "epilogue.bias"},
+        InvalidCase{"GatedTwoNOverflows",
+                    [](GemmProblem& p) {
+                      p.epilogue.gate = Gate::kHalves;
+                      p.m = 1;
+                      p.k = 1;
+                      p.n = int64_t{1} << 30;
+                    },
+                    "2N"}),
     [](const ::testing::TestParamInfo<InvalidCase>& info) { return info.param.name; });
+
+TEST(GatedProblemTest, BHasTwoHalvesOfNColumns) {
+  GemmProblem p = MakeGemm(16, 4096, 1024, DataType::kBF16);
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = Activation::kSilu;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  EXPECT_THAT(ValidateProblem(p), IsOk());
+  EXPECT_EQ(BColumns(p), 8192);
+  EXPECT_EQ(Canonicalize(p).b.ld, 8192);
+  p.b.layout = Layout::kColMajor;  // torch.cat([W_gate, W_up]) of (N, K) weights
+  EXPECT_EQ(Canonicalize(p).b.ld, 1024);
+  EXPECT_EQ(Canonicalize(p).d.ld, 4096);
+  EXPECT_THAT(DebugString(Canonicalize(p)), HasSubstr("silu gate=halves"));
+  p.epilogue.gate = Gate::kNone;
+  EXPECT_EQ(BColumns(p), 4096);
+}
 
 TEST(CanonicalizeTest, FillsPackedLeadingDimensions) {
   GemmProblem p = Valid();

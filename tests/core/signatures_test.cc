@@ -18,6 +18,11 @@ TEST(SignaturesTest, ProblemSignatureTextIsPinned) {
   EXPECT_EQ(ProblemSignature(Canonicalize(p)),
             "m=8 n=2048 k=4096 batch=1 a=bf16,r,4096,-1 b=bf16,c,4096,-1 c=bf16,r,2048,-1 "
             "d=bf16,r,2048,-1 alpha=0x1p+0 beta=0x0p+0 bias=1 bias_stride=0 act=1");
+  // Gated problems append their gate; ungated ones (above) keep their text.
+  p.epilogue.gate = Gate::kHalves;
+  EXPECT_EQ(ProblemSignature(Canonicalize(p)),
+            "m=8 n=2048 k=4096 batch=1 a=bf16,r,4096,-1 b=bf16,c,4096,-1 c=bf16,r,2048,-1 "
+            "d=bf16,r,2048,-1 alpha=0x1p+0 beta=0x0p+0 bias=1 bias_stride=0 act=1 gate=1");
 }
 
 TEST(SignaturesTest, OptionsSignatureTextIsPinned) {

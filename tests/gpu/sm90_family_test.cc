@@ -1,8 +1,9 @@
 // The sm90 (TMA + wgmma) family on random problems against float64: every
 // config it can propose, every epilogue, both layouts of each operand,
 // batched (strided, broadcast) and seed 001's grouped layout, shapes off the
-// tile and K not a multiple of 64. D is poisoned with NaN first and its row
-// padding must stay untouched.
+// tile and K not a multiple of 64; and gated problems ([gate | up] halves of
+// B, every activation, odd N) in a test of their own. D is poisoned with NaN first and its
+// row padding must stay untouched.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,7 +34,7 @@ T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
 
 int64_t RoundUp8(int64_t x) { return (x + 7) / 8 * 8; }
 
-GemmProblem RandomProblem(std::mt19937_64& rng, int index) {
+GemmProblem RandomProblem(std::mt19937_64& rng, int index, bool gated) {
   GemmProblem p;
   const DataType in = Pick(rng, {DataType::kF16, DataType::kBF16});
   p.m = Pick<int64_t>(rng, {65, 96, 127, 128, 129, 200, 256, 257, 333, 384, 511, 640});
@@ -62,16 +63,29 @@ GemmProblem RandomProblem(std::mt19937_64& rng, int index) {
   p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow});
   p.epilogue.activation = Pick(rng, {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
                                      Activation::kGeluErf, Activation::kSilu});
+  if (gated) {
+    p.epilogue.gate = Gate::kHalves;
+    p.epilogue.beta = 0.f;
+    p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
+    // Odd N where B is K-major; a row-major B's up half must start 16-byte
+    // aligned (the family refuses other N, and cuBLAS serves them).
+    p.n = p.b.layout == Layout::kColMajor ? Pick<int64_t>(rng, {p.n, p.n, p.n + 1, p.n + 3})
+                                          : RoundUp8(p.n);
+    p.d.ld = Pick<int64_t>(rng, {0, 0, 1}) == 0
+                 ? RoundUp8(lines(p.d, p.m, p.n)) + Pick<int64_t>(rng, {0, 8})
+                 : lines(p.d, p.m, p.n) + 1;
+    p.b.ld = RoundUp8(lines(p.b, p.k, BColumns(p))) + Pick<int64_t>(rng, {0, 0, 8});
+  }
   if (index % 4 == 1) {  // strided batches, A or B sometimes broadcast
     p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
     auto extent = [&](const Operand& op, int64_t rows, int64_t cols) {
       return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
     };
     p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
-    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, p.n);
+    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, BColumns(p));
     p.c.batch_stride = extent(p.c, p.m, p.n);
     p.d.batch_stride = extent(p.d, p.m, p.n);
-    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, std::max(p.m, p.n)});
+    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, std::max(p.m, BColumns(p))});
   } else if (index % 4 == 3) {  // seed 001: x (rows, G, din) -> y (rows, G, dout)
     const int64_t groups = Pick<int64_t>(rng, {2, 3, 4});
     const int64_t din = RoundUp8(p.k), dout = RoundUp8(p.n);
@@ -79,10 +93,11 @@ GemmProblem RandomProblem(std::mt19937_64& rng, int index) {
     p.n = dout;
     p.batch_count = groups;
     p.a = {in, Layout::kRowMajor, groups * din, din};
-    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? dout : din, din * dout};
+    const int64_t bcols = p.epilogue.gate == Gate::kHalves ? 2 * dout : dout;
+    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? bcols : din, din * bcols};
     p.d = {p.d.type, Layout::kRowMajor, groups * dout, dout};
     p.c = p.d;
-    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? dout : 0;
+    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? bcols : 0;
   }
   return Canonicalize(p);
 }
@@ -102,7 +117,7 @@ std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937
   };
   const bool uses_c = p.epilogue.beta != 0.f, uses_bias = p.epilogue.bias != BiasMode::kNone;
   if (a.Allocate(span(p.a, p.m, p.k), 0) != cudaSuccess ||
-      b.Allocate(span(p.b, p.k, p.n), 0) != cudaSuccess ||
+      b.Allocate(span(p.b, p.k, BColumns(p)), 0) != cudaSuccess ||
       d.Allocate(span(p.d, p.m, p.n), 0) != cudaSuccess) {
     return "cudaMalloc failed";
   }
@@ -116,7 +131,7 @@ std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937
     c.Upload();
   }
   if (uses_bias) {
-    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? BColumns(p) : p.m;
     bias.Allocate((len + (batch - 1) * p.epilogue.bias_batch_stride) * DataTypeSize(p.d.type), 0);
     bias.FillRandom(p.d.type, rng);
     bias.Upload();
@@ -152,7 +167,8 @@ std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937
   return "";
 }
 
-TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
+// `env` names the variable that overrides `count`.
+void RunRandomProblems(bool gated, const char* env, int count, int at_least) {
   JITGEMM_REQUIRE_GPU();
   auto api = jit::GetDriver();
   ASSERT_TRUE(api.ok()) << api.status();
@@ -160,13 +176,12 @@ TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
   ASSERT_TRUE(device.ok()) << device.status();
   if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm90);
-  const char* env = std::getenv("JITGEMM_SM90_PROBLEMS");
-  const int count = env ? std::atoi(env) : 320;
-  std::mt19937_64 rng(20261124);
-  int ran = 0, failures = 0;
+  if (const char* v = std::getenv(env)) count = std::atoi(v);
+  std::mt19937_64 rng(gated ? 20261125 : 20261124);
+  int ran = 0, failures = 0, gated_run = 0;
   std::set<std::string> configs;
   for (int i = 0; i < count; ++i) {
-    const GemmProblem p = RandomProblem(rng, i);
+    const GemmProblem p = RandomProblem(rng, i, gated);
     ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
     const auto all = family.Candidates(p, device->target, TuningPolicy::kExhaustive);
     if (all.empty()) {
@@ -180,6 +195,7 @@ TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
     auto backend = JitBackend::Create(p, config, options, *device, &compiled);
     ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
     configs.insert(config.ToString());
+    if (p.epilogue.gate != Gate::kNone) ++gated_run;
     const std::string err = RunOne(p, **backend, rng);
     ++ran;
     if (!err.empty()) {
@@ -189,10 +205,18 @@ TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
       if (cudaGetLastError() != cudaSuccess) break;
     }
   }
-  std::printf("sm90 random problems: %d run, %d failures, %zu configs\n", ran, failures,
-              configs.size());
+  std::printf("sm90 random problems: %d run (%d gated), %d failures, %zu configs\n", ran, gated_run,
+              failures, configs.size());
   EXPECT_EQ(failures, 0);
-  EXPECT_GE(ran, std::min(count, 300));
+  EXPECT_GE(ran, std::min(count, at_least));
+}
+
+TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
+  RunRandomProblems(/*gated=*/false, "JITGEMM_SM90_PROBLEMS", 320, 300);
+}
+
+TEST(Sm90FamilyGpuTest, RandomGatedProblemsMatchFloat64Reference) {
+  RunRandomProblems(/*gated=*/true, "JITGEMM_SM90_GATED_PROBLEMS", 120, 100);
 }
 
 }  // namespace

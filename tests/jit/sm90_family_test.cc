@@ -19,6 +19,7 @@ namespace {
 
 using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const KernelFamily& Sm90() { return GetFamily(Family::kSm90); }
 
@@ -179,34 +180,100 @@ TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
 
 // Every config the family can propose, for both B layouts and for 16-bit
 // (TMA store) and fp32 (register store) D, compiled for sm_90a.
+GemmProblem GatedLinear(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = MakeGemm(m, n, k, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.activation = Activation::kSilu;
+  p.epilogue.gate = Gate::kHalves;
+  return Canonicalize(p);
+}
+
+TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
+  const GemmProblem p = GatedLinear(2048, 1000, 4096);
+  EXPECT_EQ(p.b.ld, 4096);
+  const TargetInfo target = OfflineTarget(90);
+  EXPECT_TRUE(Sm90().Supports(p, Config(128, 256, 2, 4, 2), target).ok());
+  EXPECT_TRUE(Sm90().Supports(p, Config(128, 128, 2, 4, 1), target).ok());
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 64, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gated")));
+  KernelConfig split = Config(64, 128, 1, 6, 1);
+  split.split_k = 2;
+  EXPECT_THAT(Sm90().Supports(p, split, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split-K")));
+  const std::vector<KernelConfig> configs = Sm90().Candidates(p, target, TuningPolicy::kExhaustive);
+  ASSERT_FALSE(configs.empty());
+  for (const KernelConfig& c : configs) {
+    EXPECT_EQ(c.block_n % 128, 0) << c.ToString();
+    EXPECT_EQ(c.split_k, 1) << c.ToString();
+  }
+  // A 128 x 256 tile covers 128 columns of D: 16 x 8 tiles, 64 clusters of two.
+  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  EXPECT_EQ(Sm90().Shape(p, c, target).grid[0], 128u);
+  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+  EXPECT_THAT(s.source, HasSubstr("kGate = 1"));
+  EXPECT_THAT(s.kernel_name, HasSubstr("_glu"));
+  // Ungated specs do not declare the field (their keys stay as they were).
+  const GemmProblem plain = Linear(2048, 1000, 4096);
+  EXPECT_THAT(Specialize(plain, c, Sm90(), Sm90().Shape(plain, c, target), 16).source,
+              Not(HasSubstr("kGate")));
+}
+
+TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
+  GemmProblem p = MakeGemm(256, 523, 512, DataType::kF16);
+  p.epilogue.gate = Gate::kHalves;
+  p.b.ld = 1048;
+  p = Canonicalize(p);
+  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("column N = 523")));
+  p.b.layout = Layout::kColMajor;  // K-major: the halves are rows of the box, any N
+  p.b.ld = 512;
+  EXPECT_TRUE(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
+}
+
+TEST(Sm90FamilyTest, OtherFamiliesRefuseGatedProblems) {
+  const GemmProblem p = GatedLinear(16, 4096, 4096);
+  Options options;
+  options.tuning = TuningPolicy::kExhaustive;
+  options.pointer_alignment = 16;
+  const std::vector<KernelConfig> sm90 = ProposeConfigs(p, OfflineTarget(90), options);
+  EXPECT_FALSE(sm90.empty());
+  for (const KernelConfig& c : sm90) EXPECT_EQ(c.family, Family::kSm90) << c.ToString();
+  EXPECT_TRUE(ProposeConfigs(p, OfflineTarget(80), options).empty());
+}
+
 TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
   if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
   const TargetInfo target = OfflineTarget(90);
   std::set<std::string> done;
   int compiled = 0;
   // The second size has too few tiles for the SMs: split-K configs.
+  // Gated tiles (two halves, then the gate) only at the first: they take no split-K.
   for (int64_t m : {2048, 256}) {
-    for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
-      for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
-        GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
-        p.b.layout = b_layout;
-        p.d.type = p.c.type = d_type;
-        p.epilogue.bias = BiasMode::kPerColumn;
-        p.epilogue.activation = Activation::kSilu;
-        p = Canonicalize(p);
-        for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
-          const std::string id =
-              c.ToString() + DataTypeName(d_type) + (b_layout == Layout::kRowMajor ? "n" : "k");
-          if (!done.insert(id).second) continue;
-          const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-          auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-          ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-          ++compiled;
-          EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
-                                                                   << k->log;
-          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
-          // C7508: setmaxnreg ignored.
-          EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+    for (Gate gate : {Gate::kNone, Gate::kHalves}) {
+      for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
+        for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
+          if (gate != Gate::kNone && m != 2048) continue;
+          GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
+          p.b.layout = b_layout;
+          p.d.type = p.c.type = d_type;
+          p.epilogue.bias = BiasMode::kPerColumn;
+          p.epilogue.activation = Activation::kSilu;
+          p.epilogue.gate = gate;
+          p = Canonicalize(p);
+          for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+            const std::string id = c.ToString() + DataTypeName(d_type) +
+                                   (b_layout == Layout::kRowMajor ? "n" : "k") + GateName(gate);
+            if (!done.insert(id).second) continue;
+            const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+            auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+            ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
+            ++compiled;
+            EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
+                                                                     << k->log;
+            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
+            // C7508: setmaxnreg ignored.
+            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+          }
         }
       }
     }

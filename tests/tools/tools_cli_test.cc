@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <string>
@@ -287,6 +288,32 @@ TEST_F(ToolsTest, ManifestSubsetExportHoldsExactlyItsKernels) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("MISSING"));
   EXPECT_THAT(r.output, HasSubstr("warm them first"));
+}
+
+// A gated problem (B = [gate | up]) in a manifest warms the sm90 kernel that
+// computes both halves: exactly the kernels Plan::Create would propose.
+TEST_F(ToolsTest, GatedManifestWarmsTheGatedKernel) {
+  const std::string manifest = Sub("gated.json");
+  {
+    std::ofstream out(manifest);
+    out << R"({"version": 1, "options": {"tuning": "heuristic"}, "problems": [
+      {"name": "mlp gate+up", "m": 128, "n": 512, "k": 256,
+       "a": {"type": "bf16"}, "b": {"type": "bf16", "layout": "col"}, "d": {"type": "bf16"},
+       "epilogue": {"activation": "silu", "gate": "halves"}}]})";
+  }
+  Warm(Cache(), {manifest});
+  if (IsSkipped() || HasFatalFailure()) return;
+  const std::set<std::string> expected = ExpectedKernels({manifest});
+  ASSERT_EQ(expected.size(), 1u);
+  EXPECT_EQ(EntriesUnder(Cache()), expected);
+  absl::StatusOr<TargetArch> target = ResolveTarget("sm_90a", 0);
+  ASSERT_TRUE(target.ok());
+  absl::StatusOr<ManifestKernels> k =
+      LoadManifestKernels({manifest}, *target, TuningPolicy::kHeuristic);
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_EQ(k->kernels.size(), 1u);
+  EXPECT_THAT(k->kernels[0].source.kernel_name, HasSubstr("gemm_sm90_bf16_rc_r_"));
+  EXPECT_THAT(k->kernels[0].source.kernel_name, HasSubstr("_silu_glu"));
 }
 
 // ------------------------------------------------- cache commands, no NVRTC

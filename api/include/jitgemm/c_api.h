@@ -30,7 +30,7 @@ typedef enum {
   JITGEMM_DATA_LOSS = 15,
 } jitgemm_status_t;
 
-/* Values as jitgemm::DataType, Layout, BiasMode, Activation. */
+/* Values as jitgemm::DataType, Layout, BiasMode, Activation, Gate. */
 typedef struct {
   int32_t type;         /* 0 f32, 1 f16, 2 bf16 */
   int32_t layout;       /* 0 row-major, 1 column-major */
@@ -45,6 +45,8 @@ typedef struct {
   int32_t bias_mode;  /* 0 none, 1 per column, 2 per row */
   int32_t activation; /* 0 none, 1 relu, 2 gelu tanh, 3 gelu erf, 4 silu */
   int64_t bias_batch_stride;
+  int32_t gate;     /* 0 none, 1 halves: B is K x 2N [gate | up], D = act(gate) * up */
+  int32_t reserved; /* 0 */
 } jitgemm_problem_t;
 
 typedef struct jitgemm_plan_s* jitgemm_plan_t;
@@ -91,8 +93,7 @@ JITGEMM_EXPORT void jitgemm_plan_destroy(jitgemm_plan_t plan);
 /* The process-wide kernel cache (cache/disk_cache.h): counters since the
  * process started and what the writable root holds now. */
 typedef struct {
-  uint64_t hits, misses, shared, compiles, stores, corrupt, evictions, lock_waits,
-      store_failures;
+  uint64_t hits, misses, shared, compiles, stores, corrupt, evictions, lock_waits, store_failures;
   uint64_t entries, bytes; /* in the writable root; 0 when it cannot be read */
   const char* mode;        /* "off", "readonly", "readwrite" (static storage) */
   const char* root;        /* the writable root; valid until this thread's next call */
@@ -110,8 +111,7 @@ JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_add(const char* path,
 /* Reads the problems of the manifest at path into problems[0, capacity) and
  * sets *count to how many it lists (may exceed capacity: call again with a
  * larger array). InvalidArgument names the first bad field. */
-JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_read(const char* path,
-                                                      jitgemm_problem_t* problems,
+JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_read(const char* path, jitgemm_problem_t* problems,
                                                       int64_t capacity, int64_t* count);
 
 /* The message of the last failed call on this thread; "" if none. */

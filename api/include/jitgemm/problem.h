@@ -3,6 +3,11 @@
 //
 //   D[b] = act(alpha * A[b] B[b] + beta * C[b] + bias[b])     for b in [0, batch)
 //
+// or, with a gated epilogue (Gate::kHalves: SwiGLU, GeGLU), one product of A
+// with B = [B_gate | B_up] of 2N columns, the two halves multiplied:
+//
+//   D[b] = act(alpha * A[b] B_gate[b] + bias_gate[b]) * (alpha * A[b] B_up[b] + bias_up[b])
+//
 // A is M x K, B is K x N, C and D are M x N. Each operand has its own element
 // type, storage order and leading dimension; batch strides are in elements and
 // 0 broadcasts one matrix to every batch. Accumulation is always fp32.
@@ -45,6 +50,17 @@ enum class Activation : int {
   kSilu = 4,      // x / (1 + exp(-x))
 };
 
+// How the columns of B feed the epilogue.
+enum class Gate : int {
+  kNone = 0,
+  // B is K x 2N: columns [0, N) are the gate projection, [N, 2N) the up
+  // projection (nn.Linear weights W_gate, W_up of shape (N, K) stacked as
+  // torch.cat([W_gate, W_up]) are this B, column-major with ld = K). The bias,
+  // if any, is per column with 2N entries [bias_gate | bias_up]; beta must be 0.
+  // D is M x N: act(gate) * up, any activation (kNone: the bilinear GLU).
+  kHalves = 1,
+};
+
 // Where the bias vector is broadcast from. Its element type is the type of D.
 enum class BiasMode : int {
   kNone = 0,
@@ -75,6 +91,7 @@ struct Epilogue {
   // bias across the batch.
   int64_t bias_batch_stride = 0;
   Activation activation = Activation::kNone;
+  Gate gate = Gate::kNone;
 };
 
 struct GemmProblem {
@@ -83,7 +100,7 @@ struct GemmProblem {
   int64_t k = 0;
   int64_t batch_count = 1;
   Operand a;  // M x K
-  Operand b;  // K x N
+  Operand b;  // K x N (K x 2N with a gated epilogue: BColumns)
   Operand c;  // M x N, read when epilogue.beta != 0
   Operand d;  // M x N, written
   Epilogue epilogue;
@@ -91,6 +108,9 @@ struct GemmProblem {
 
 // Convenience for the common case: D = A B with packed row-major operands of one type.
 JITGEMM_EXPORT GemmProblem MakeGemm(int64_t m, int64_t n, int64_t k, DataType type);
+
+// Columns of B: N, or 2N with a gated epilogue.
+JITGEMM_EXPORT int64_t BColumns(const GemmProblem& problem);
 
 // Checks the problem alone (no pointers): sizes, leading dimensions, strides,
 // types and the 32-bit index range of every matrix. Returns InvalidArgument
@@ -106,6 +126,7 @@ JITGEMM_EXPORT std::string DebugString(const GemmProblem& problem);
 JITGEMM_EXPORT const char* DataTypeName(DataType type);  // "f32", "f16", "bf16"
 JITGEMM_EXPORT int DataTypeSize(DataType type);
 JITGEMM_EXPORT const char* ActivationName(Activation act);
+JITGEMM_EXPORT const char* GateName(Gate gate);  // "none", "halves"
 
 }  // namespace jitgemm
 
