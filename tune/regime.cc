@@ -25,7 +25,7 @@ std::vector<Regime> RegimesToTime(TimingRegime declared, int64_t reused_bytes, i
 }
 
 int64_t ReusedBytes(const GemmProblem& p) {
-  return static_cast<int64_t>(OperandSpanBytes(p.b, p.k, p.n, p.batch_count));
+  return static_cast<int64_t>(OperandSpanBytes(p.b, p.k, BColumns(p), p.batch_count));
 }
 
 std::vector<std::string> RegimeNames(const std::vector<Regime>& regimes) {

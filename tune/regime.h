@@ -30,8 +30,8 @@ const char* RegimeName(Regime regime);
 // `l2_bytes` <= 0 (unknown): streaming only.
 std::vector<Regime> RegimesToTime(TimingRegime declared, int64_t reused_bytes, int64_t l2_bytes);
 
-// The bytes a workload reuses across calls: B's span (the weight of x W^T),
-// every batch included, of a canonical problem.
+// The bytes a workload reuses across calls: B's span (the weight of x W^T,
+// both halves of a gated one), every batch included, of a canonical problem.
 int64_t ReusedBytes(const GemmProblem& canonical);
 
 // Names of `regimes`, in order.
