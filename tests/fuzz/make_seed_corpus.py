@@ -147,7 +147,15 @@ def tuning_records() -> None:
     write(t, "reject_empty.json", "")
     write(t, "reject_truncated.json", record()[:60])
     write(t, "reject_array.json", "[1,2]")
-    write(t, "reject_format_2.json", record(format=2))
+    # Format 2 (regimes): its two fields are required; format 1 must not carry them.
+    write(t, "accept_format_2_both_regimes.json",
+          record(format=2, regimes=["streaming", "resident"],
+                 resident_us=[{"name": "jit_a", "us": 60.5}]))
+    write(t, "reject_format_2_without_regimes.json", record(format=2))
+    write(t, "reject_format_1_with_regimes.json", record(regimes=["streaming"]))
+    write(t, "reject_format_2_regime_not_string.json",
+          record(format=2, regimes=[1], resident_us=[]))
+    write(t, "reject_format_3.json", record(format=3))
     write(t, "reject_format_missing.json", record(format=None))
     write(t, "reject_format_4294967297.json", record(format=4294967297))
     write(t, "reject_sm_count_2147483648.json", record(sm_count=2147483648))
