@@ -288,7 +288,7 @@ TEST(CublasBackendTest, ElementwiseCasesAreUnimplementedWithoutAFactory) {
 class RecordingPass : public ElementwiseEpilogue {
  public:
   explicit RecordingPass(int* runs) : runs_(runs) {}
-  absl::Status Run(void* d, const void* bias, CUstream stream) const override {
+  absl::Status Run(const void* product, void* d, const void* bias, CUstream stream) const override {
     ++*runs_;
     return absl::OkStatus();
   }
