@@ -97,6 +97,32 @@ std::string PassName(const std::string& kernel_name) {
   return at == std::string::npos ? "" : kernel_name.substr(at + 3);
 }
 
+// No GPU needed: the generator makes valid problems and covers what the
+// header promises.
+TEST(CublasGatedTest, GeneratorCoversTheCases) {
+  std::mt19937_64 rng(20261125);
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 150; ++i) {
+    const Case c = GatedCase(rng, i);
+    const GemmProblem& p = c.problem;
+    ASSERT_TRUE(ValidateProblem(p).ok()) << c.tag << ": " << ValidateProblem(p);
+    seen[ActivationName(p.epilogue.activation)]++;
+    seen[absl::StrCat("d ", DataTypeName(p.d.type))]++;
+    seen[absl::StrCat("in ", DataTypeName(p.a.type))]++;
+    if (p.n % 2 == 1) seen["odd n"]++;
+    if (p.batch_count > 1) seen["batched"]++;
+    if (p.batch_count > 1 && p.a.ld == p.batch_count * p.k) seen["grouped"]++;
+    if (p.epilogue.bias == BiasMode::kPerColumn) seen["bias"]++;
+    if (p.d.layout == Layout::kColMajor) seen["col-major d"]++;
+    if (c.misalign) seen["misaligned"]++;
+  }
+  for (const char* what :
+       {"none", "relu", "gelu_tanh", "gelu_erf", "silu", "d f16", "d bf16", "d f32", "in f32",
+        "odd n", "batched", "grouped", "bias", "col-major d", "misaligned"}) {
+    EXPECT_GT(seen[what], 0) << what;
+  }
+}
+
 TEST(CublasGatedTest, RandomProblemsMatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   const int count = EnvInt("JITGEMM_GATED_PROBLEMS", 150);

@@ -156,6 +156,15 @@ Case GatedCase(std::mt19937_64& rng, int index) {
   return c;
 }
 
+// No GPU needed: the gated cases are valid problems.
+TEST(RandomProblemsTest, GatedCasesAreValid) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 200; ++i) {
+    const Case c = GatedCase(rng, i);
+    EXPECT_TRUE(ValidateProblem(c.problem).ok()) << c.tag << ": " << ValidateProblem(c.problem);
+  }
+}
+
 // Runs `plan` on inputs that are all NaN, many times, so the shared memory of
 // every SM is left full of NaN bit patterns.
 void PoisonSharedMemory(const Plan& plan, const Case& c) {
