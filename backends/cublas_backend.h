@@ -5,6 +5,14 @@
 // (the activation, and the bias Lt did not add) made by an
 // ElementwiseEpilogueFactory.
 //
+// A gated problem (Gate::kHalves) takes two steps: one cublasLtMatmul of A
+// with all 2N columns of B (and the bias by Lt's BIAS epilogue where it lies
+// on Lt's axis) into a [gate | up] workspace the backend allocates at
+// creation (M x 2N x batch elements of D's type, jit/families/gate.h), then
+// the gate pass the factory makes for the gated problem, which writes
+// D = act(gate) * up in D's own layout. Describe() then reads
+// "cublasLt ... gated: [gate | up] ... + jit gemm_gate_...".
+//
 //   absl::StatusOr<std::unique_ptr<Backend>> backend =
 //       CreateCublasBackend(problem, options, MakeJitElementwiseEpilogue);
 //   if (!backend.ok()) return backend.status();
@@ -12,7 +20,8 @@
 //
 // All slow work happens in CreateCublasBackend: the per-device cuBLASLt handle
 // (created once per device for the whole process), descriptors, the
-// algorithm heuristic, and a 32 MiB workspace owned by the backend. Run only
+// algorithm heuristic, a 32 MiB workspace owned by the backend (and the
+// [gate | up] workspace of a gated problem). Run only
 // calls cublasLtMatmul (and the elementwise pass): no allocation, no
 // synchronisation, so it may run inside CUDA graph capture.
 //
@@ -45,29 +54,35 @@ namespace jitgemm {
 //
 // with the bias mode, bias_batch_stride and activation of the problem it was
 // made for, computed in fp32 and stored in D's type. alpha, beta and C are
-// already applied.
+// already applied. For a gated problem it is the gate pass instead, which
+// reads the [gate | up] product from the workspace Lt wrote:
+//
+//   D[b][i][j] = act(W[b][i][j] + bias[j]) * (W[b][i][N + j] + bias[N + j])
 //
 // Thread safety: Run is const, may be called concurrently and must obey the
 // Backend::Run rules (no allocation, no sync, capture-safe).
 class ElementwiseEpilogue {
  public:
   virtual ~ElementwiseEpilogue() = default;
-  // `bias` is null when the problem has no bias.
-  virtual absl::Status Run(void* d, const void* bias, CUstream stream) const = 0;
-  // e.g. "jit elementwise_bf16_bias_row_gelu_erf".
+  // `product` is where Lt wrote: `d` itself for the in-place pass, the
+  // workspace W for the gate pass. `bias` is null when the problem has no bias.
+  virtual absl::Status Run(const void* product, void* d, const void* bias,
+                           CUstream stream) const = 0;
+  // e.g. "jit gemm_elementwise_bf16_rc_r_1x8x1_w8x1_s1_bias_row_gelu_erf".
   virtual std::string Describe() const = 0;
 };
 
 // Makes the elementwise pass for a canonical, valid problem (of which only
-// m, n, batch_count, d and epilogue.bias / bias_batch_stride / activation
-// matter). CreateCublasBackend calls it, never Run, with the problem's bias
-// removed when Lt's epilogue adds it (backends::ElementwiseProblem).
+// m, n, batch_count, d and epilogue.bias / bias_batch_stride / activation /
+// gate matter; a gated problem needs the gate pass). CreateCublasBackend
+// calls it, never Run, with the problem's bias removed when Lt's epilogue
+// adds it (backends::ElementwiseProblem, backends::GatePassProblem).
 using ElementwiseEpilogueFactory =
     std::function<absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>>(const GemmProblem& problem,
                                                                        const Options& options)>;
 
-// The factory used when none is given: returns Unimplemented (the JIT
-// elementwise family is not wired in yet).
+// The factory used when none is given: returns Unimplemented (so a problem
+// that needs a pass, gated problems among them, has no cuBLAS backend).
 absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpilogue(
     const GemmProblem& problem, const Options& options);
 

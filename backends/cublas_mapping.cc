@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "jit/families/gate.h"
 
 namespace jitgemm::backends {
 namespace {
@@ -51,6 +52,11 @@ bool BiasFitsLtAxis(BiasMode bias, bool swapped) {
 }
 
 absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& p, bool allow_tf32) {
+  if (p.epilogue.gate != Gate::kNone) {
+    // One Lt call would compute N of the 2N columns and no gate.
+    return absl::UnimplementedError(
+        "cuBLASLt: a gated problem is the product of its GatedProductProblem and a gate pass");
+  }
   if (p.a.type != p.b.type) {
     return absl::UnimplementedError(absl::StrFormat("cuBLASLt: a.type %s and b.type %s differ",
                                                     DataTypeName(p.a.type),
@@ -150,6 +156,25 @@ CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProb
 }
 
 GemmProblem ElementwiseProblem(const GemmProblem& problem, const CublasLtMapping& mapping) {
+  GemmProblem out = problem;
+  if (!mapping.elementwise_bias) {
+    out.epilogue.bias = BiasMode::kNone;
+    out.epilogue.bias_batch_stride = 0;
+  }
+  return out;
+}
+
+GemmProblem GatedProductProblem(const GemmProblem& problem) {
+  GemmProblem out = problem;
+  out.n = BColumns(problem);
+  out.epilogue.gate = Gate::kNone;
+  out.epilogue.activation = Activation::kNone;
+  out.d = jit::GateProductOperand(problem);
+  out.c = out.d;  // beta is 0: C is never read
+  return out;
+}
+
+GemmProblem GatePassProblem(const GemmProblem& problem, const CublasLtMapping& mapping) {
   GemmProblem out = problem;
   if (!mapping.elementwise_bias) {
     out.epilogue.bias = BiasMode::kNone;

@@ -17,6 +17,14 @@
 // bias per element, and the pass's loads stay 16-byte vectors). A bias on the
 // other axis is added by the pass, before its activation.
 //
+// A gated problem (Gate::kHalves) is no single Lt call: Lt computes its
+// inner product, A times all 2N columns of B = [B_gate | B_up] with the
+// bias of 2N entries but no activation (GatedProductProblem), into a
+// workspace W of D's type and order (jit/families/gate.h), and the gate
+// pass writes D = act(gate) * up from it. The bias goes to Lt's BIAS
+// epilogue on the same terms as above (row-major D: per column of W is Lt's
+// axis), and otherwise to the gate pass (GatePassProblem).
+//
 // This file is pure logic (no CUDA header, no GPU): the backend turns the
 // mapping into Lt descriptors and the tests check it on the CPU.
 //
@@ -86,8 +94,21 @@ struct CublasLtMapping {
 // cuBLASLt matmul. `allow_tf32` selects CUBLAS_COMPUTE_32F_FAST_TF32 for f32
 // inputs. Returns Unimplemented for what cuBLASLt cannot compute: an input /
 // output type pair it has no kernel for (f16 inputs with bf16 output and the
-// reverse), C of another type or storage order than D (when beta != 0).
+// reverse), C of another type or storage order than D (when beta != 0),
+// and a gated problem (map its GatedProductProblem instead).
 absl::StatusOr<CublasLtMapping> MapToCublasLt(const GemmProblem& problem, bool allow_tf32);
+
+// The inner product of a canonical, valid gated problem, as the ungated
+// problem Lt computes: N = 2N, no gate, no activation, the problem's bias
+// (per column of the 2N, or none), D = the workspace W
+// (jit::GateProductOperand). Its D pointer is the workspace, not the
+// problem's D.
+GemmProblem GatedProductProblem(const GemmProblem& problem);
+
+// What the gate pass after the Lt call of `mapping` (a mapping of
+// GatedProductProblem(problem)) must do, as a problem: `problem` itself,
+// less the bias when Lt's epilogue adds it.
+GemmProblem GatePassProblem(const GemmProblem& problem, const CublasLtMapping& mapping);
 
 // The same product with no Lt epilogue: bias and activation move to the
 // elementwise pass. The backend uses it when Lt finds no algorithm for the

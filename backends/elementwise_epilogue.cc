@@ -8,6 +8,7 @@
 #include "backends/jit_backend.h"
 #include "core/status_macros.h"
 #include "jit/families/elementwise.h"
+#include "jit/families/gate.h"
 #include "jit/family.h"
 
 namespace jitgemm {
@@ -16,8 +17,9 @@ namespace {
 class JitElementwise final : public ElementwiseEpilogue {
  public:
   explicit JitElementwise(std::unique_ptr<JitBackend> kernel) : kernel_(std::move(kernel)) {}
-  absl::Status Run(void* d, const void* bias, CUstream stream) const override {
-    return kernel_->Run({nullptr, nullptr, nullptr, d, bias}, stream);
+  // The gate kernel reads the product as args.c; the in-place pass ignores it.
+  absl::Status Run(const void* product, void* d, const void* bias, CUstream stream) const override {
+    return kernel_->Run({nullptr, nullptr, product, d, bias}, stream);
   }
   std::string Describe() const override { return kernel_->Describe(); }
 
@@ -30,12 +32,15 @@ class JitElementwise final : public ElementwiseEpilogue {
 std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
                                                    const jit::TargetInfo& target,
                                                    const Options& options) {
-  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kElementwise);
+  const bool gated = problem.epilogue.gate != Gate::kNone;
+  const jit::KernelFamily& family =
+      jit::GetFamily(gated ? jit::Family::kGate : jit::Family::kElementwise);
   std::vector<jit::KernelConfig> configs = family.Candidates(problem, target, options.tuning);
   if (configs.empty()) return std::nullopt;
   jit::KernelConfig config = configs.front();
   // The family assumes 16-byte pointers; the caller may promise less.
-  config.block_n = jit::ElementwiseWidth(problem, options.pointer_alignment);
+  config.block_n = gated ? jit::GateWidth(problem, options.pointer_alignment)
+                         : jit::ElementwiseWidth(problem, options.pointer_alignment);
   config.pdl = options.pdl && target.sm >= 90;
   return config;
 }

@@ -1,5 +1,7 @@
 // The JIT implementation of the elementwise pass that follows a cuBLAS
-// product when cuBLASLt has no epilogue for the problem (backends/cublas_backend.h).
+// product when cuBLASLt has no epilogue for the problem, and of the gate pass
+// that follows a gated problem's [gate | up] product (backends/cublas_backend.h):
+// the elementwise family for ungated problems, the gate family for gated ones.
 #ifndef JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_
 #define JITGEMM_BACKENDS_ELEMENTWISE_EPILOGUE_H_
 
@@ -15,10 +17,10 @@
 
 namespace jitgemm {
 
-// The config of the bias + activation kernel for the problem's D on
-// `target`: 16-byte chunks of D where its layout and
-// options.pointer_alignment allow, narrower or scalar otherwise
-// (jit::ElementwiseWidth). nullopt when the family offers none.
+// The config of the bias + activation kernel (the gate kernel for a gated
+// problem) for the problem's D on `target`: 16-byte chunks of D where its
+// layout and options.pointer_alignment allow, narrower or scalar otherwise
+// (jit::ElementwiseWidth, jit::GateWidth). nullopt when the family offers none.
 std::optional<jit::KernelConfig> ElementwiseConfig(const GemmProblem& problem,
                                                    const jit::TargetInfo& target,
                                                    const Options& options);

@@ -16,6 +16,8 @@ const char* FamilyName(Family family) {
       return "elementwise";
     case Family::kSm90:
       return "sm90";
+    case Family::kGate:
+      return "gate";
   }
   return "?";
 }

@@ -15,9 +15,10 @@ enum class Family : int {
   kSmallM = 2,       // M <= 64: weights streamed at memory speed, split-K in one kernel
   kElementwise = 3,  // the epilogue alone, after a cuBLAS product
   kSm90 = 4,         // TMA + wgmma, warp-specialised and persistent, sm_90a
+  kGate = 5,         // act(gate) * up over a cuBLAS product of a gated problem
 };
 
-// "simt", "sm80", "small_m", "elementwise", "sm90"
+// "simt", "sm80", "small_m", "elementwise", "sm90", "gate"
 const char* FamilyName(Family family);
 
 struct KernelConfig {

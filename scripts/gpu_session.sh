@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One visit to a GPU machine: GPU tests, compute-sanitizer over a subset, and
 # the benchmark table. Run from the repository root with the carry folder made
-# by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|regimes|all]...
+# by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|mlp|regimes|all]...
 # (`regimes` is not part of `all`: issue 20's figures, cold caches, ~10 min.)
 # Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
 set -u
@@ -23,6 +23,7 @@ if want tests; then
   rc=$?
   summary+=("gpu_test rc=$rc ($(( $(date +%s) - start )) s): $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_test.log" | tr '\n' ' ')")
   summary+=("  $(grep -m1 'random problems:' "$out/gpu_test.log")")
+  summary+=("  $(grep -m1 'cublas gated:' "$out/gpu_test.log")")
   for t in "$carry"/*gpu_test "$carry"/cublas_backend_test; do
     [ -x "$t" ] && [ "$(basename "$t")" != gpu_test ] || continue
     "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1
@@ -39,6 +40,7 @@ fi
 if want sanitize; then
   # A few hundred launches keep memcheck inside the visit; racecheck on the capture/PDL tests.
   JITGEMM_TEST_PROBLEMS=${SANITIZE_PROBLEMS:-120} JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} \
+    JITGEMM_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
     compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 3 "$carry/gpu_test" --gtest_color=no > "$out/memcheck.log" 2>&1
   summary+=("memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
@@ -82,11 +84,23 @@ if has_step regimes && [ -x "$carry/jitgemm-bench" ]; then
     > "$out/tuning_cost.log" 2>&1
   summary+=("tuning cost (cold, jitgemm-latency) rc=$?")
 fi
+if want mlp; then
+  # Issue 16: seed 001's grouped SwiGLU MLP as two plans, then the MLP suite.
+  if [ -x "$carry/grouped_mlp" ]; then
+    "$carry/grouped_mlp" > "$out/grouped_mlp.log" 2>&1
+    summary+=("grouped_mlp rc=$?: $(grep -E 'us per MLP' "$out/grouped_mlp.log")")
+  fi
+  if [ -x "$carry/jitgemm-bench" ]; then
+    "$carry/jitgemm-bench" --suite=mlp ${MLP_ARGS:-} > "$out/mlp.log" 2>&1
+    summary+=("mlp bench rc=$?")
+  fi
+fi
 echo "==== summary"
 printf '%s\n' "${summary[@]}"
 [ -f "$out/latency_warm.log" ] && { echo "==== latency (warm cache)"; cat "$out/latency_warm.log"; }
 [ -f "$out/bench.log" ] && { echo "==== bench"; grep -E '^\| |^- ' "$out/bench.log" | cut -c1-220; }
 [ -f "$out/regimes.log" ] && { echo "==== regimes"; grep -E '^\| |^- ' "$out/regimes.log" | cut -c1-260; }
 [ -f "$out/tuning_cost.log" ] && { echo "==== cold Plan::Create"; cat "$out/tuning_cost.log"; }
+[ -f "$out/mlp.log" ] && { echo "==== mlp"; grep -E '^\| |^  ' "$out/mlp.log" | cut -c1-260; }
 grep -E 'Failure|FAILED|error' "$out/gpu_test.log" 2>/dev/null | head -20
 exit 0

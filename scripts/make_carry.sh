@@ -10,14 +10,14 @@ out=${1:-$top/.carry}
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=(gpu_test jitgemm)
 for t in jitgemm-bench jitgemm-warmup jitgemm-cache jitgemm-latency cublas_backend_test \
-         bench_support_test bench_activation_kernel_test; do
+         bench_support_test bench_activation_kernel_test bench_glu_kernel_test grouped_mlp; do
   if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:"; then targets+=("$t"); fi
 done
 cmake --build "$build" --target "${targets[@]}" -j"$(nproc)"
 rm -rf "$out"
 mkdir -p "$out/lib"
 for bin in $(find "$build" -type f -perm -u+x \( -name gpu_test -o -name 'jitgemm-*' -o -name '*gpu_test' -o -name cublas_backend_test \
-    -o -name 'bench_*_test' \) ! -path '*CMakeFiles*'); do
+    -o -name 'bench_*_test' -o -name grouped_mlp \) ! -path '*CMakeFiles*'); do
   cp "$bin" "$out/"
 done
 cp -P "$build"/api/libjitgemm.so* "$out/lib/"

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/src/manifest.h"
+#include "backends/cublas_mapping.h"
+#include "backends/elementwise_epilogue.h"
 #include "core/problem_signature.h"
 #include "core/status_macros.h"
 #include "jit/candidates.h"
@@ -75,13 +77,22 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
       if (signatures.insert(ProblemSignature(p)).second) {
         out.signatures.push_back(ProblemSignature(p));
       }
-      if (options.backend == BackendPolicy::kCublasOnly) continue;
-      for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) {
+      auto add = [&](const GemmProblem& q, const jit::KernelConfig& c) {
         jit::KernelSource source =
-            jit::SpecializeFor(p, c, target.target, options.pointer_alignment);
-        if (!seen.emplace(source.source, source.name_expression).second) continue;
+            jit::SpecializeFor(q, c, target.target, options.pointer_alignment);
+        if (!seen.emplace(source.source, source.name_expression).second) return;
         out.kernels.push_back({path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
+      };
+      if (p.epilogue.gate != Gate::kNone && options.backend != BackendPolicy::kJitOnly) {
+        // The gate pass of the cuBLAS route (docs/gated.md), as CreateCublasBackend
+        // makes it: without it in the cache, JITGEMM_JIT=off has no cuBLAS plan.
+        absl::StatusOr<backends::CublasLtMapping> mapping =
+            backends::MapToCublasLt(backends::GatedProductProblem(p), options.allow_tf32);
+        const std::optional<jit::KernelConfig> pass = ElementwiseConfig(p, target.target, options);
+        if (mapping.ok() && pass.has_value()) add(backends::GatePassProblem(p, *mapping), *pass);
       }
+      if (options.backend == BackendPolicy::kCublasOnly) continue;
+      for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) add(p, c);
     }
   }
   return out;

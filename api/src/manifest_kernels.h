@@ -3,7 +3,8 @@
 // `jitgemm-cache export --manifest` copies. One function computes them for
 // all three, the same way Plan::Create does at run time (Canonicalize,
 // ProposeConfigs with the manifest's options, Specialize, KeyText), so the
-// keys agree.
+// keys agree. A gated problem also needs the gate pass of its cuBLAS route
+// unless its options say JIT only.
 //
 // It is also all that the tools ask of the kernel store (compile or find one
 // kernel, the store's counters, the fields every kernel key carries), so that
@@ -60,7 +61,7 @@ struct ManifestKernels {
 
 // Reads and parses every manifest (an error names the file) and lists the
 // kernels of their valid problems for `target`. Problems whose options say
-// cuBLAS only need no kernel.
+// cuBLAS only need no kernel, except the gate pass of a gated problem.
 absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::string>& paths,
                                                     const TargetArch& target,
                                                     std::optional<TuningPolicy> tuning);

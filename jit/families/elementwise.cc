@@ -37,6 +37,12 @@ class ElementwiseFamily final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kElementwise) return absl::InvalidArgumentError("not elementwise");
+    if (p.epilogue.gate != Gate::kNone) {
+      // In place over D, it would gate nothing: the gate family does that.
+      return absl::InvalidArgumentError(
+          "epilogue.gate: the elementwise pass serves ungated problems (the gate family serves "
+          "gated ones)");
+    }
     const int width = c.block_n;
     if (width < 1 || (width & (width - 1)) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
@@ -72,6 +78,7 @@ class ElementwiseFamily final : public KernelFamily {
 
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
                                        TuningPolicy policy) const override {
+    if (p.epilogue.gate != Gate::kNone) return {};
     KernelConfig c;
     c.family = Family::kElementwise;
     c.warps_m = kThreads / 32;

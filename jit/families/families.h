@@ -11,6 +11,7 @@ const KernelFamily& Sm80FamilyInstance();
 const KernelFamily& SmallMFamilyInstance();
 const KernelFamily& ElementwiseFamilyInstance();
 const KernelFamily& Sm90FamilyInstance();
+const KernelFamily& GateFamilyInstance();
 
 }  // namespace jitgemm::jit
 

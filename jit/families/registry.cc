@@ -13,6 +13,8 @@ const KernelFamily& GetFamily(Family family) {
       return ElementwiseFamilyInstance();
     case Family::kSm90:
       return Sm90FamilyInstance();
+    case Family::kGate:
+      return GateFamilyInstance();
     default:
       break;
   }

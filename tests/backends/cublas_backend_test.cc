@@ -92,6 +92,9 @@ class Case {
     return {da_->get(), db_->get(), dc_->get(), dd_->get(), dbias_->get()};
   }
 
+  // D as uploaded.
+  std::vector<double> Initial() const { return d_.values; }
+
   // Reference D; with `apply_epilogue` false only alpha * A B + beta * C.
   std::vector<double> Reference(bool apply_epilogue) const {
     std::vector<double> d = d_.values;
@@ -288,7 +291,7 @@ TEST(CublasBackendTest, ElementwiseCasesAreUnimplementedWithoutAFactory) {
 class RecordingPass : public ElementwiseEpilogue {
  public:
   explicit RecordingPass(int* runs) : runs_(runs) {}
-  absl::Status Run(void* d, const void* bias, CUstream stream) const override {
+  absl::Status Run(const void* product, void* d, const void* bias, CUstream stream) const override {
     ++*runs_;
     return absl::OkStatus();
   }
@@ -353,6 +356,83 @@ TEST(CublasBackendTest, LtAddsTheBiasBeforeAnActivationOnlyPass) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(runs, 1);
   EXPECT_LT(c.Error(c.Reference(true)), Tolerance(DataType::kBF16, false));
+}
+
+// A gated problem (B = [gate | up] of 2N columns): 16 x 24 from K = 64, bf16,
+// SwiGLU with a per-column bias of 2N entries.
+GemmProblem GatedProblem() {
+  GemmProblem p =
+      Problem(16, 24, 64, DataType::kBF16, DataType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+              Layout::kRowMajor, BiasMode::kPerColumn, Activation::kSilu);
+  p.epilogue.gate = Gate::kHalves;
+  p.b.ld = 64;
+  return p;
+}
+
+TEST(CublasBackendTest, GatedProblemsAreUnimplementedWithoutAFactory) {
+  JITGEMM_REQUIRE_GPU();
+  auto backend = CreateCublasBackend(GatedProblem(), Options());
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(backend.status().message()), HasSubstr("gate pass"));
+}
+
+// Records where it was asked to read and write.
+class GateRecordingPass : public ElementwiseEpilogue {
+ public:
+  explicit GateRecordingPass(GemmPointers* seen) : seen_(seen) {}
+  absl::Status Run(const void* product, void* d, const void* bias, CUstream stream) const override {
+    seen_->c = product;
+    seen_->d = d;
+    seen_->bias = bias;
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "gate recording pass"; }
+
+ private:
+  GemmPointers* seen_;
+};
+
+// Lt writes all 2N columns (with the bias: row-major D puts it on Lt's axis)
+// into the backend's workspace, never into D; the pass reads the workspace
+// and writes D.
+TEST(CublasBackendTest, GatedProductGoesToTheWorkspaceThenThePass) {
+  JITGEMM_REQUIRE_GPU();
+  const GemmProblem p = GatedProblem();
+  GemmProblem made_for;
+  GemmPointers seen;
+  ElementwiseEpilogueFactory factory =
+      [&](const GemmProblem& problem,
+          const Options&) -> absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> {
+    made_for = problem;
+    return std::make_unique<GateRecordingPass>(&seen);
+  };
+  auto backend = CreateCublasBackend(p, Options(), factory);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_EQ(made_for.epilogue.gate, Gate::kHalves);
+  EXPECT_EQ(made_for.epilogue.activation, Activation::kSilu);
+  EXPECT_EQ(made_for.epilogue.bias, BiasMode::kNone) << "Lt's BIAS epilogue adds it";
+  const std::string name = (*backend)->Describe();
+  EXPECT_THAT(name, HasSubstr("cublasLt BIAS"));
+  EXPECT_THAT(name, HasSubstr("m=48"));                            // Lt's rows: all 2N columns of B
+  EXPECT_THAT(name, HasSubstr("gated: [gate | up] into 1536 B"));  // 16 x 48 bf16
+  EXPECT_THAT(name, HasSubstr("gate recording pass"));
+  // Operands sized for B of 2N columns.
+  GemmProblem wide = p;
+  wide.epilogue.gate = Gate::kNone;
+  wide.n = 48;
+  wide.d.ld = 48;
+  wide.c = wide.d;
+  Case c(wide);
+  const GemmPointers ptrs = c.pointers();
+  ASSERT_TRUE((*backend)->Run(ptrs, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_NE(seen.c, nullptr);
+  EXPECT_NE(seen.c, ptrs.d);
+  EXPECT_EQ(seen.d, ptrs.d);
+  EXPECT_EQ(seen.bias, ptrs.bias);
+  // D was left alone: the Lt call wrote the workspace.
+  EXPECT_EQ(c.Error(c.Initial()), 0.0);
 }
 
 TEST(CublasBackendTest, RunsOnSeveralStreamsAndInsideGraphCapture) {

@@ -1,8 +1,11 @@
 // For every layout / bias / activation / batch combination, a CPU model of
 // what cublasLtMatmul computes under the problem's cuBLASLt mapping
 // (column-major layouts, op_a / op_b, bias along Lt's rows, then the
-// elementwise pass) gives the problem's D exactly. No GPU.
+// elementwise pass) gives the problem's D exactly; and for gated problems,
+// the Lt call of the inner product into the [gate | up] workspace followed by
+// the gate pass. No GPU.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <tuple>
@@ -10,6 +13,7 @@
 
 #include "backends/cublas_mapping.h"
 #include "gtest/gtest.h"
+#include "jit/families/gate.h"
 #include "jitgemm/problem.h"
 #include "support/reference.h"
 
@@ -61,8 +65,8 @@ double LtElement(const LtMatrix& m, const std::vector<double>& buf, int64_t bt, 
   return buf[bt * m.batch_stride + r + c * m.ld];
 }
 
-// D as cublasLtMatmul computes it under `map`, then the elementwise pass.
-std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, const Buffers& in) {
+// D as cublasLtMatmul computes it under `map`, starting from in.d.
+std::vector<double> LtCallModel(const CublasLtMapping& map, const Buffers& in) {
   const std::vector<double>& lt_a = map.swapped ? in.b : in.a;
   const std::vector<double>& lt_b = map.swapped ? in.a : in.b;
   std::vector<double> d = in.d;
@@ -104,6 +108,12 @@ std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, co
       }
     }
   }
+  return d;
+}
+
+// D as cublasLtMatmul computes it under `map`, then the elementwise pass.
+std::vector<double> LtModel(const GemmProblem& p, const CublasLtMapping& map, const Buffers& in) {
+  std::vector<double> d = LtCallModel(map, in);
   if (map.elementwise_after) {
     // The pass does what ElementwiseProblem says, and nothing else.
     const GemmProblem pass = ElementwiseProblem(p, map);
@@ -201,6 +211,134 @@ INSTANTIATE_TEST_SUITE_P(
                                          Activation::kGeluTanh, Activation::kGeluErf,
                                          Activation::kSilu),
                        ::testing::Values(1, 3), ::testing::Bool()));
+
+// ---------------------------------------------------------------------------
+// Gated problems: D = act(gate + bias_gate) * (up + bias_up).
+
+// D as the gated problem defines it.
+std::vector<double> GatedReference(const GemmProblem& p, const Buffers& in) {
+  std::vector<double> d = in.d;
+  const auto& e = p.epilogue;
+  auto column = [&](int64_t bt, int64_t i, int64_t j) {
+    double acc = 0;
+    for (int64_t kk = 0; kk < p.k; ++kk) {
+      acc += in.a[Index(p.a, bt, i, kk)] * in.b[Index(p.b, bt, kk, j)];
+    }
+    double v = e.alpha * acc;
+    if (e.bias == BiasMode::kPerColumn) v += in.bias[bt * e.bias_batch_stride + j];
+    return v;
+  };
+  for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        d[Index(p.d, bt, i, j)] =
+            RefActivate(e.activation, column(bt, i, j)) * column(bt, i, p.n + j);
+      }
+    }
+  }
+  return d;
+}
+
+// The gate pass of GatePassProblem(p, map), reading the workspace `w`.
+std::vector<double> GatePassModel(const GemmProblem& p, const CublasLtMapping& map,
+                                  const std::vector<double>& w, const Buffers& in) {
+  const GemmProblem pass = GatePassProblem(p, map);
+  const Operand wop = jit::GateProductOperand(p);
+  std::vector<double> d = in.d;
+  for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        const int64_t at = Index(wop, bt, i, j);
+        // The kernel finds the up half GateUpOffset elements on.
+        EXPECT_EQ(Index(wop, bt, i, p.n + j), at + jit::GateUpOffset(p));
+        double gate = w[at], up = w[at + jit::GateUpOffset(p)];
+        if (pass.epilogue.bias == BiasMode::kPerColumn) {
+          gate += in.bias[bt * pass.epilogue.bias_batch_stride + j];
+          up += in.bias[bt * pass.epilogue.bias_batch_stride + p.n + j];
+        }
+        d[Index(p.d, bt, i, j)] = RefActivate(pass.epilogue.activation, gate) * up;
+      }
+    }
+  }
+  return d;
+}
+
+using GatedParam = std::tuple<Layout, Layout, Layout, BiasMode, Activation, int>;
+
+class CublasGatedModelTest : public ::testing::TestWithParam<GatedParam> {};
+
+TEST_P(CublasGatedModelTest, LtProductThenGatePassEqualsProblem) {
+  const auto [la, lb, ld_layout, bias, act, batch] = GetParam();
+  const int64_t m = 5, n = 3, k = 4;  // B has 2N = 6 columns
+  GemmProblem p = MakeGemm(m, n, k, DataType::kBF16);
+  p.batch_count = batch;
+  auto make = [](Layout l, int64_t rows, int64_t cols) {
+    Operand op;
+    op.type = DataType::kBF16;
+    op.layout = l;
+    op.ld = (l == Layout::kRowMajor ? cols : rows) + 2;
+    return op;
+  };
+  p.a = make(la, m, k);
+  p.b = make(lb, k, 2 * n);
+  p.d = make(ld_layout, m, n);
+  if (batch > 1) {
+    p.a.batch_stride = (la == Layout::kRowMajor ? m : k) * p.a.ld + 1;
+    p.b.batch_stride = (lb == Layout::kRowMajor ? k : 2 * n) * p.b.ld;
+    p.d.batch_stride = (ld_layout == Layout::kRowMajor ? m : n) * p.d.ld + 3;
+    p.epilogue.bias_batch_stride = 2 * n + 1;
+  }
+  p.c = p.d;
+  p.epilogue.alpha = -0.75f;
+  p.epilogue.bias = bias;
+  p.epilogue.activation = act;
+  p.epilogue.gate = Gate::kHalves;
+  p = Canonicalize(p);
+  ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+
+  const GemmProblem inner = GatedProductProblem(p);
+  ASSERT_TRUE(ValidateProblem(inner).ok()) << ValidateProblem(inner);
+  auto map = MapToCublasLt(inner, false);
+  ASSERT_TRUE(map.ok()) << map.status();
+
+  std::mt19937 rng(4321);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  auto random = [&](int64_t size) {
+    std::vector<double> v(size);
+    for (double& x : v) x = dist(rng);
+    return v;
+  };
+  Buffers in;
+  in.a = random(Extent(p.a, batch, m, k));
+  in.b = random(Extent(p.b, batch, k, 2 * n));
+  in.d = random(Extent(p.d, batch, m, n));  // untouched elements must stay
+  in.bias = random((2 * n + 1) * (batch - 1) + 2 * n);
+
+  // The Lt call writes every element of the workspace and nothing else.
+  Buffers lt_in = in;
+  lt_in.d.assign(jit::GateProductElements(p), std::nan(""));
+  ASSERT_EQ(Extent(jit::GateProductOperand(p), batch, m, 2 * n), jit::GateProductElements(p));
+  const std::vector<double> w = LtCallModel(*map, lt_in);
+  for (size_t i = 0; i < w.size(); ++i) ASSERT_FALSE(std::isnan(w[i])) << "workspace " << i;
+
+  const std::vector<double> want = GatedReference(p, in);
+  const std::vector<double> got = GatePassModel(p, *map, w, in);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i << " of D, " << DebugString(*map);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllShapes, CublasGatedModelTest,
+    ::testing::Combine(::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(BiasMode::kNone, BiasMode::kPerColumn),
+                       ::testing::Values(Activation::kNone, Activation::kRelu,
+                                         Activation::kGeluTanh, Activation::kGeluErf,
+                                         Activation::kSilu),
+                       ::testing::Values(1, 3)));
 
 }  // namespace
 }  // namespace jitgemm::backends

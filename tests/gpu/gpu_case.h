@@ -66,7 +66,7 @@ inline std::string RunCase(const Case& c, const GemmProblem& p,
   const bool uses_c = p.epilogue.beta != 0.f;
   const bool uses_bias = p.epilogue.bias != BiasMode::kNone;
   if (a.Allocate(span(p.a, p.m, p.k), offset(p.a.type)) != cudaSuccess ||
-      b.Allocate(span(p.b, p.k, p.n), offset(p.b.type)) != cudaSuccess ||
+      b.Allocate(span(p.b, p.k, BColumns(p)), offset(p.b.type)) != cudaSuccess ||
       d.Allocate(span(p.d, p.m, p.n), offset(p.d.type)) != cudaSuccess) {
     return "cudaMalloc failed";
   }
@@ -78,7 +78,8 @@ inline std::string RunCase(const Case& c, const GemmProblem& p,
     cbuf.Upload();
   }
   if (uses_bias) {
-    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    // A gated problem's bias has an entry per column of B: 2N.
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? BColumns(p) : p.m;
     const int64_t elems = len + (batch - 1) * p.epilogue.bias_batch_stride;
     bias.Allocate(elems * DataTypeSize(p.d.type), offset(p.d.type));
     bias.FillRandom(p.d.type, rng);

@@ -121,6 +121,50 @@ Case GroupedCase(int64_t rows, int64_t groups, int64_t din, int64_t dout, bool b
   return c;
 }
 
+// A gated problem (SwiGLU / GeGLU: B = [B_gate | B_up], D = act(gate) * up)
+// planned with the backend on auto: the sm90 family or the cuBLAS route
+// ([gate | up] product + gate pass), whichever the tuner picks.
+Case GatedCase(std::mt19937_64& rng, int index) {
+  Case c;
+  GemmProblem& p = c.problem;
+  const DataType in = Pick(rng, {DataType::kF16, DataType::kBF16, DataType::kBF16, DataType::kF32});
+  p.m = Pick<int64_t>(rng, {1, 8, 33, 64, 128, 257, 512});
+  p.n = Pick<int64_t>(rng, {17, 64, 100, 128, 255, 256, 384});
+  p.k = Pick<int64_t>(rng, {16, 64, 200, 256, 1024});
+  p.a.type = p.b.type = in;
+  p.d.type = in == DataType::kF32 ? in : Pick(rng, {in, in, DataType::kF32});
+  p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+  p.b.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.d.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = Pick(rng, {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                                     Activation::kGeluErf, Activation::kSilu});
+  p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
+  p.epilogue.alpha = Pick(rng, {1.f, 0.5f});
+  if (index % 3 == 1) {  // seed 001's grouped layout
+    const int64_t groups = Pick<int64_t>(rng, {2, 3, 4});
+    p.batch_count = groups;
+    p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
+    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
+    p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
+    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
+  }
+  p.c = p.d;
+  c.options.backend = BackendPolicy::kAuto;
+  c.options.tuning = TuningPolicy::kHeuristic;
+  c.tag = absl::StrCat("gated #", index);
+  return c;
+}
+
+// No GPU needed: the gated cases are valid problems.
+TEST(RandomProblemsTest, GatedCasesAreValid) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 200; ++i) {
+    const Case c = GatedCase(rng, i);
+    EXPECT_TRUE(ValidateProblem(c.problem).ok()) << c.tag << ": " << ValidateProblem(c.problem);
+  }
+}
+
 // Runs `plan` on inputs that are all NaN, many times, so the shared memory of
 // every SM is left full of NaN bit patterns.
 void PoisonSharedMemory(const Plan& plan, const Case& c) {
@@ -232,6 +276,8 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
   cases.push_back(GroupedCase(256, 12, 512, 768, false));
   cases.push_back(GroupedCase(96, 3, 72, 80, true));
   cases.push_back(GroupedCase(33, 5, 40, 24, false));
+  const int gated = EnvInt("JITGEMM_TEST_GATED_PROBLEMS", 40);
+  for (int i = 0; i < gated; ++i) cases.push_back(GatedCase(rng, i));
 
   // Plans compile in parallel (Plan::Create is thread-safe); runs are serial.
   CUDA_OK(cudaFree(nullptr));  // make the primary context current before the workers start
@@ -263,7 +309,8 @@ TEST(RandomProblemsTest, MatchFloat64Reference) {
       continue;
     }
     const std::string& name = plan->info().kernel_name;
-    for (const char* tag : {"small_m", "sm90", "sm80", "simt", "_earlyb", "_xc1", "_xc2"}) {
+    for (const char* tag :
+         {"small_m", "sm90", "sm80", "simt", "_earlyb", "_xc1", "_xc2", "_glu", "gemm_gate_"}) {
       if (name.find(tag) != std::string::npos) by_family[tag]++;
     }
     std::string err = RunCase(cases[i], *plan, rng);

@@ -37,6 +37,18 @@ TEST(BenchCliTest, ListsTheNewRows) {
   EXPECT_THAT(r.output, HasSubstr("f16 6144x6144x6144"));
 }
 
+// The MLP suite (issue 16): seed 001's grouped MLP and the dense blocks,
+// their gated problems valid.
+TEST(BenchCliTest, ListsTheMlpBlocks) {
+  const RunResult r = Bench({"--list", "--suite=mlp"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("mlp  seed001 grouped 2560x12 1024-3072-1024"));
+  EXPECT_THAT(r.output, HasSubstr("mlp  dense M=16 4096-14336-4096"));
+  EXPECT_THAT(r.output, HasSubstr("mlp  dense M=2048 4096-14336-4096"));
+  EXPECT_THAT(r.output, HasSubstr("gate=halves"));
+  EXPECT_THAT(r.output, Not(HasSubstr("INVALID")));
+}
+
 TEST(BenchCliTest, ManifestsAloneRunNoDefaultSuite) {
   const RunResult r =
       Bench({"--list", "--manifest=" + Seed("seed003_small_m_linear"), "--manifest",

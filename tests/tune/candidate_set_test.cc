@@ -84,6 +84,45 @@ TEST(CandidateSetTest, ElementwisePassWidthFollowsThePointerAlignment) {
   }
 }
 
+// y = silu(x W_gate^T) * (x W_up^T): B = torch.cat([W_gate, W_up]) column-major.
+GemmProblem Swiglu(int64_t m) {
+  GemmProblem p = MakeGemm(m, 3072, 1024, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = Activation::kSilu;
+  return Canonicalize(p);
+}
+
+// cuBLAS serves a gated problem with the [gate | up] product and the gate
+// pass, so every cuBLAS candidate carries the gate kernel, never the
+// in-place elementwise one.
+TEST(CandidateSetTest, GatedCublasCandidatesCarryTheGatePass) {
+  for (auto [alignment, width] : {std::pair{16, 8}, std::pair{4, 2}, std::pair{2, 1}}) {
+    Options o;
+    o.tuning = TuningPolicy::kFast;
+    o.pointer_alignment = alignment;
+    const std::vector<Candidate> set = ProposeCandidates(Swiglu(512), jit::OfflineTarget(90), o);
+    EXPECT_EQ(CountCublas(set), 3);
+    for (const Candidate& c : set) {
+      if (!IsCublas(c)) continue;
+      const auto& cublas = std::get<CublasAlgorithm>(c);
+      ASSERT_TRUE(cublas.elementwise.has_value());
+      EXPECT_EQ(cublas.elementwise->family, jit::Family::kGate);
+      EXPECT_EQ(cublas.elementwise->block_n, width) << "pointer_alignment " << alignment;
+    }
+  }
+}
+
+// On an A100 no JIT family gates (the sm90 family is Hopper's): cuBLAS is
+// the route, and the candidate set has it.
+TEST(CandidateSetTest, GatedProblemsBeforeHopperAreCublasOnes) {
+  Options o;
+  const std::vector<Candidate> set = ProposeCandidates(Swiglu(512), jit::OfflineTarget(80), o);
+  EXPECT_TRUE(JitConfigs(set).empty());
+  ASSERT_EQ(CountCublas(set), CublasSuggestions(o.tuning));
+  EXPECT_EQ(std::get<CublasAlgorithm>(set.back()).elementwise->family, jit::Family::kGate);
+}
+
 TEST(CandidateSetTest, NamesAreTheRecordsSpelling) {
   EXPECT_EQ(CandidateName(CublasAlgorithm{0}), "cublas");
   EXPECT_EQ(CandidateName(CublasAlgorithm{2}), "cublas#2");

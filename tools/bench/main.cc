@@ -3,6 +3,7 @@
 //
 //   jitgemm-bench --suite=S1,S2,S6 --csv=results.csv
 //   jitgemm-bench --suite=S2 --filter="f16 1024" --repeats=9
+//   jitgemm-bench --suite=mlp                 # SwiGLU MLP blocks vs cuBLAS (issue 16)
 //   jitgemm-bench --list                      # the selected cases; no GPU needed
 //   jitgemm-bench --manifest=recorded.json    # your own problems (JITGEMM_RECORD)
 //
@@ -29,17 +30,20 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "jitgemm/options.h"
+#include "jitgemm/problem.h"
 #include "tools/bench/chain.h"
 #include "tools/bench/lt_baseline.h"
 #include "tools/bench/manifest_cases.h"
+#include "tools/bench/mlp.h"
 #include "tools/bench/report.h"
 #include "tools/bench/runner.h"
 #include "tools/bench/suites.h"
 
 ABSL_FLAG(std::string, suite, "S1,S2,S6",
           "comma-separated suites: S1, S2, S3, S6, regimes (issue 20's two rows), chain (8 "
-          "dependent small-M linears, PDL off vs on vs constant_b); with --manifest, only the "
-          "suites given explicitly");
+          "dependent small-M linears, PDL off vs on vs constant_b), mlp (SwiGLU MLP blocks: seed "
+          "001's grouped MLP and a dense 4096-14336-4096 block, jitgemm gated + down plans vs "
+          "cuBLAS GEMMs + silu*mul); with --manifest, only the suites given explicitly");
 ABSL_FLAG(std::string, manifest, "",
           "manifest file(s) (docs/manifest.md, e.g. written with JITGEMM_RECORD), comma-separated "
           "or the flag repeated: every problem against cublas_mm (and addmm_act, lt_bias_act "
@@ -98,12 +102,17 @@ int Main(int argc, char** argv) {
     filters.emplace_back(f);
   }
   bool chain = false;
+  bool mlp = false;  // the MLP suite (tools/bench/mlp.h) runs after the tables
   // With --manifest, the default suites run only when --suite names them.
   const std::string suites =
       manifests.empty() || FlagGiven(argc, argv, "suite") ? absl::GetFlag(FLAGS_suite) : "";
   for (absl::string_view s : absl::StrSplit(suites, ',', absl::SkipEmpty())) {
     if (absl::StripAsciiWhitespace(s) == "chain") {
       chain = true;
+      continue;
+    }
+    if (absl::StripAsciiWhitespace(s) == "mlp") {
+      mlp = true;
       continue;
     }
     absl::StatusOr<std::vector<BenchCase>> suite =
@@ -173,9 +182,21 @@ int Main(int argc, char** argv) {
     if (chain)
       std::printf(
           "chain  M=1,8,16 N=K=2048,4096 bf16, 8 layers  cublas,jit pdl off/on/constant_b\n");
+    if (mlp) {
+      for (const MlpShape& s : MlpShapes()) {
+        std::string valid;
+        for (const GemmProblem& p : {MlpGatedProblem(s), MlpHalfProblem(s), MlpDownProblem(s)}) {
+          if (const absl::Status v = ValidateProblem(p); !v.ok() && valid.empty()) {
+            valid = " INVALID: " + std::string(v.message());
+          }
+        }
+        std::printf("mlp  %-40s gated %s; cublas(gate,up,silu*mul,down),jitgemm(gated,down)%s\n",
+                    s.label.c_str(), DebugString(MlpGatedProblem(s)).c_str(), valid.c_str());
+      }
+    }
     return 0;
   }
-  if (cases.empty() && !chain) {
+  if (cases.empty() && !chain && !mlp) {
     std::fprintf(stderr, "jitgemm-bench: no case matches --suite/--filter\n");
     return kExitUsage;
   }
@@ -239,6 +260,15 @@ int Main(int argc, char** argv) {
     const absl::Status s = RunChainSuite(**ctx, config.timing, config.plan_options, stdout);
     if (!s.ok()) {
       std::fprintf(stderr, "jitgemm-bench: chain: %s\n", s.ToString().c_str());
+      exit_code = kExitFailure;
+    }
+  }
+  if (mlp) {
+    Options options = config.plan_options;
+    if (config.tuning.has_value()) options.tuning = *config.tuning;
+    const absl::Status s = RunMlpSuite(**ctx, config.timing, options, filters, stdout);
+    if (!s.ok()) {
+      std::fprintf(stderr, "jitgemm-bench: mlp: %s\n", s.ToString().c_str());
       exit_code = kExitFailure;
     }
   }

@@ -1,0 +1,146 @@
+// Host side of kernels_src/epilogue/gate_activation.cuh: the gate pass after
+// the cuBLAS product of a gated problem (jit/families/gate.h).
+//
+// Config: as the elementwise family's. block_n is the chunk width in
+// elements (16 bytes where D's lines and W's halves allow it, 1 for the
+// scalar kernel), warps_m * 32 threads a block, and a grid-stride loop sized
+// to fill the device once.
+#include "jit/families/gate.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "jit/families/families.h"
+#include "jit/family.h"
+#include "jit/specializer.h"
+
+namespace jitgemm::jit {
+namespace {
+
+constexpr int kThreads = 256;
+// Resident threads an SM holds on every arch the library targets (sm_80+).
+constexpr int kThreadsPerSm = 2048;
+// W is a cudaMalloc allocation of the backend's own.
+constexpr int kWorkspaceAlignment = 16;
+
+bool Gated(const GemmProblem& p) { return p.epilogue.gate == Gate::kHalves; }
+int64_t Inner(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.n : p.m; }
+int64_t Outer(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.m : p.n; }
+
+int LargestPow2Divisor(int64_t bytes, int cap) {
+  int a = cap;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
+
+// Bytes every line start of both halves of W is aligned to.
+int ProductAlignment(const GemmProblem& p) {
+  const Operand w = GateProductOperand(p);
+  const int lines = OperandAlignment(w, p.m, 2 * p.n, p.batch_count, kWorkspaceAlignment);
+  return std::min(lines, LargestPow2Divisor(GateUpOffset(p) * DataTypeSize(p.d.type), 16));
+}
+
+class GateFamily final : public KernelFamily {
+ public:
+  Family id() const override { return Family::kGate; }
+  const char* header() const override { return "jitgemm/epilogue/gate_activation.cuh"; }
+  const char* kernel_template() const override { return "jitgemm::epilogue::GateActivation"; }
+
+  absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
+                        const TargetInfo& target) const override {
+    if (c.family != Family::kGate) return absl::InvalidArgumentError("not the gate family");
+    if (!Gated(p)) {
+      return absl::InvalidArgumentError(
+          "epilogue.gate: the gate pass serves gated problems only (Gate::kHalves)");
+    }
+    const int width = c.block_n;
+    if (width < 1 || (width & (width - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
+    }
+    if (width > 1) {
+      const int64_t bytes = width * DataTypeSize(p.d.type);
+      const int lines =
+          std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, 16), ProductAlignment(p));
+      if (bytes < 4 || bytes > 16 || bytes > lines) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("block_n: ", width, " elements (", bytes,
+                         " bytes) is no 4, 8 or 16-byte access that D's ld and batch stride and "
+                         "the halves of the product align (",
+                         lines, " bytes)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
+                    const TargetInfo& target) const override {
+    const int threads = c.warps_m * 32;
+    const int64_t chunks = (Inner(p) + c.block_n - 1) / c.block_n;
+    const int64_t work = chunks * Outer(p) * p.batch_count;
+    const int64_t fill = int64_t{target.multiprocessors} * (kThreadsPerSm / threads);
+    LaunchShape s;
+    s.grid[0] =
+        static_cast<uint32_t>(std::max<int64_t>(1, std::min((work + threads - 1) / threads, fill)));
+    s.block[0] = threads;
+    s.pdl = c.pdl;
+    return s;
+  }
+
+  std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
+                                       TuningPolicy policy) const override {
+    if (!Gated(p)) return {};
+    KernelConfig c;
+    c.family = Family::kGate;
+    c.warps_m = kThreads / 32;
+    c.warps_n = 1;
+    c.block_m = c.block_k = 1;
+    c.block_n = GateWidth(p, 16);
+    return {c};
+  }
+
+  std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
+    const Operand w = GateProductOperand(p);
+    return absl::StrFormat(
+        "  static constexpr jitgemm::int64 kLdw = %d, kStrideW = %d, kUpOffset = %d;\n"
+        "  static constexpr int kAlignW = %d;\n",
+        w.ld, w.batch_stride == kNoStride ? 0 : w.batch_stride, GateUpOffset(p),
+        ProductAlignment(p));
+  }
+};
+
+}  // namespace
+
+Operand GateProductOperand(const GemmProblem& p) {
+  Operand w;
+  w.type = p.d.type;
+  w.layout = p.d.layout;
+  w.ld = p.d.layout == Layout::kRowMajor ? 2 * p.n : p.m;
+  w.batch_stride = p.batch_count > 1 ? 2 * p.n * p.m : kNoStride;
+  return w;
+}
+
+int64_t GateProductElements(const GemmProblem& p) { return 2 * p.n * p.m * p.batch_count; }
+
+int64_t GateUpOffset(const GemmProblem& p) {
+  return p.d.layout == Layout::kRowMajor ? p.n : p.n * p.m;
+}
+
+int GateWidth(const GemmProblem& p, int pointer_alignment) {
+  const int esize = DataTypeSize(p.d.type);
+  const int bytes = std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment),
+                             ProductAlignment(p));
+  // Narrower than a 32-bit word, a vector saves nothing.
+  if (bytes < 4 || bytes < 2 * esize) return 1;
+  return bytes / esize;
+}
+
+const KernelFamily& GateFamilyInstance() {
+  static const GateFamily kFamily;
+  return kFamily;
+}
+
+}  // namespace jitgemm::jit
