@@ -81,6 +81,21 @@ class ProblemLayoutTest(unittest.TestCase):
         p = self.launched[0]
         self.assertEqual((p.bias_mode, p.bias_batch_stride, p.activation), (1, 8, 4))
 
+    def test_gated_reads_the_stacked_weight_as_a_2n_column_b(self):
+        y = _kernels.gated_linear(self.cuda(2, 3, 64), self.cuda(2 * 96, 64), self.cuda(2 * 96),
+                                  "silu")
+        self.assertEqual(y.shape, (2, 3, 96))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count, p.gate), (6, 96, 64, 1, 1))
+        self.assertEqual(self.op(p.a), (2, 0, 64, -1))
+        self.assertEqual(self.op(p.b), (2, 1, 64, -1))  # K x 2N column-major, ld K
+        self.assertEqual(self.op(p.d), (2, 0, 96, -1))
+        self.assertEqual((p.bias_mode, p.activation, p.beta), (1, 4, 0.0))
+        _kernels.gated_linear(self.cuda(5, 64), self.cuda(64, 2 * 96).t(), None, "none")
+        p = self.launched[1]
+        self.assertEqual((self.op(p.b), p.bias_mode, p.gate), ((2, 0, 2 * 96, -1), 0, 1))
+        self.assertIn("gated", jitgemm.describe_problem(p))
+
     def test_the_backward_gemms(self):
         g, rows, n, k = 3, 10, 8, 16
         dz, x, w = self.cuda(rows, g, n), self.cuda(rows, g, k), self.cuda(g, n, k)
@@ -153,9 +168,23 @@ class RunPathTest(unittest.TestCase):
                                         b.data_ptr(), 1234))
         key, stream, align, problem = self.gets[0]
         self.assertEqual((stream, problem.m, problem.activation), (1234, 6, 3))
+        self.assertEqual(len(self.gets), 1, "the repeated call ran the plan it kept")
         _kernels.linear(x, w, None, "gelu")  # another signature
         self.assertEqual(self.describes, 2)
-        self.assertEqual(self.gets[2][3].bias_mode, 0)
+        self.assertEqual(self.gets[1][3].bias_mode, 0)
+
+    def test_each_stream_gets_its_plan_and_clear_drops_the_memo(self):
+        x = torch.randn(4, 64, dtype=torch.bfloat16)
+        w = torch.randn(96, 64, dtype=torch.bfloat16)
+        _kernels.linear(x, w)
+        _kernels._raw_stream = lambda index: 99
+        _kernels.linear(x, w)
+        self.assertEqual([g[1] for g in self.gets], [1234, 99])
+        _kernels.linear(x, w)
+        self.assertEqual(len(self.gets), 2)
+        _plan_table.clear()  # as set_options: plans made before are not handed out again
+        _kernels.linear(x, w)
+        self.assertEqual((len(self.gets), self.describes), (3, 2))
 
     def test_alignment_follows_the_pointers(self):
         w = torch.randn(32, 16, dtype=torch.float16)
@@ -263,6 +292,7 @@ class BackwardMathTest(unittest.TestCase):
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
             self.lib.impl("linear", linear, "CPU")
             self.lib.impl("grouped_linear", grouped, "CPU")
+            self.lib.impl("gated_linear", self.gated_ref, "CPU")
             self.lib.impl("matmul", lambda a, b: torch.matmul(a, b).contiguous(), "CPU")
 
     def tearDown(self):
@@ -292,6 +322,18 @@ class BackwardMathTest(unittest.TestCase):
         self.check(torch.ops.jitgemm.linear,
                    lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
                    [(7, 16), (8, 16), (8,)], "silu", transpose_weight=True)
+
+    def gated_ref(self, x, w, b=None, activation="silu"):
+        g, u = torch.nn.functional.linear(x, w, b).chunk(2, dim=-1)
+        return self.ACTS[activation](g) * u
+
+    def test_gated_linear(self):
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.gated_linear, self.gated_ref,
+                           [(2, 5, 16), (16, 16), (16,)], act)
+        self.check(torch.ops.jitgemm.gated_linear, self.gated_ref, [(7, 16), (16, 16), (16,)],
+                   "gelu_tanh", transpose_weight=True)
 
     def test_grouped_linear(self):
         def ref(x, w, b, a):
