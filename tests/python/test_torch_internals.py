@@ -14,7 +14,8 @@ except ImportError:  # the whole module skips
 if torch is not None:
     import jitgemm
     import jitgemm.nn
-    from jitgemm.ops import _kernels, _plan_table
+    from jitgemm.ops import _fast_path, _kernels, _plan_table
+    from torch.utils._python_dispatch import TorchDispatchMode
 
 SKIP = torch is None
 REASON = "PyTorch is not installed"
@@ -343,6 +344,88 @@ class BackwardMathTest(unittest.TestCase):
             with self.subTest(act):
                 self.check(torch.ops.jitgemm.grouped_linear, ref, [(6, 3, 16), (3, 8, 16), (3, 8)],
                            act)
+
+
+@unittest.skipIf(SKIP, REASON)
+class FastPathTest(unittest.TestCase):
+    """The Autograd<backend> shortcut of _fast_path, through the real dispatcher on an op of
+    its own with a CPU kernel (the ops register it for CUDA the same way): which calls reach
+    the kernel directly and which go through register_autograd's kernel."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = torch.library.Library("jitgemm_fast_path_test", "DEF")
+        cls.lib.define("lin(Tensor x, Tensor weight, Tensor? bias=None, str activation='none')"
+                       " -> Tensor")
+        cls.calls = []
+
+        def kernel(x, weight, bias=None, activation="none"):
+            # register_autograd's kernel runs the kernel below autograd; the shortcut does not.
+            below = torch._C._dispatch_tls_is_dispatch_key_excluded(
+                torch._C.DispatchKey.AutogradFunctionality)
+            cls.calls.append("autograd kernel" if below else "direct")
+            return torch.nn.functional.linear(x, weight, bias)
+
+        def backward(ctx, grad):
+            x, weight = ctx.saved_tensors
+            return grad @ weight, grad.t() @ x, grad.sum(0) if ctx.bias else None, None
+
+        def setup(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], inputs[1])
+            ctx.bias = inputs[2] is not None
+
+        cls.lib.impl("lin", kernel, "CPU")
+        cls.lib.impl("lin", lambda x, w, b=None, a="none": x.new_empty(x.shape[0], w.shape[0]),
+                     "Meta")
+        _fast_path.register(cls.lib, "lin", kernel, backward, setup, backend="CPU")
+        cls.op = torch.ops.jitgemm_fast_path_test.lin
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lib._destroy()
+
+    def setUp(self):
+        self.calls.clear()
+        self.x, self.w, self.b = torch.randn(4, 8), torch.randn(3, 8), torch.randn(3)
+
+    def test_calls_needing_no_autograd_skip_the_wrapper(self):
+        with torch.no_grad():
+            self.op(self.x, self.w.requires_grad_(), self.b)
+        y = self.op(self.x, self.w.detach(), self.b, "relu")
+        self.assertEqual(self.calls, ["direct", "direct"])
+        self.assertIsNone(y.grad_fn)
+        torch.testing.assert_close(y, torch.nn.functional.linear(self.x, self.w, self.b))
+        with torch.inference_mode():  # no autograd key at all: the CPU kernel directly
+            self.op(self.x, self.w)
+        self.assertEqual(len(self.calls), 3)
+
+    def test_any_input_requiring_grad_goes_through_autograd(self):
+        for leaf in range(3):
+            with self.subTest(leaf):
+                self.calls.clear()
+                args = [self.x.clone(), self.w.clone(), self.b.clone()]
+                args[leaf].requires_grad_()
+                y = self.op(*args)
+                self.assertEqual(self.calls, ["autograd kernel"])
+                (g,) = torch.autograd.grad(y.sum(), args[leaf])
+                self.assertEqual(g.shape, args[leaf].shape)
+
+    def test_dispatch_modes_and_fake_tensors_see_the_op(self):
+        seen = []
+
+        class Record(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with torch.no_grad(), Record():
+            self.op(self.x, self.w)
+        self.assertIn("jitgemm_fast_path_test.lin.default", seen)
+        self.assertEqual(self.calls, ["autograd kernel"])
+        with FakeTensorMode():
+            y = self.op(torch.empty(5, 8), torch.empty(3, 8))
+        self.assertEqual(y.shape, (5, 3))
+        self.assertEqual(self.calls, ["autograd kernel"], "the fake call ran no kernel")
 
 
 @unittest.skipIf(SKIP, REASON)

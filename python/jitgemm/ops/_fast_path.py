@@ -29,7 +29,6 @@ import torch
 
 _C = torch._C
 _grad_enabled = torch.is_grad_enabled
-_any_requires_grad = _C._any_requires_grad
 
 # Keys below autograd that have no kernel of their own for a custom op (fallthroughs).
 _FALLTHROUGH = ("ADInplaceOrView", "BackendSelect", "AutogradOther")
@@ -39,25 +38,25 @@ for _name in _FALLTHROUGH:
     if _key is not None:
         _after_autograd = _after_autograd.remove(_key)
 
-# raw keyset -> whether the next kernel below autograd is the CUDA one.
-_plain: Dict[int, bool] = {}
 
+def make_kernel(cuda_kernel: Callable, autograd_kernel: Callable,
+                backend=_C.DispatchKey.CUDA) -> Callable:
+    """The AutogradCUDA kernel (with_keyset=True) of an op taking (x, weight, bias=None,
+    ...): register_autograd's kernel, or cuda_kernel itself where nothing needs autograd.
+    (`backend` other than CUDA: the same kernel for another backend, for tests.)"""
+    plain_keysets: Dict[int, bool] = {}  # raw keyset -> next kernel below autograd is ours
 
-def _is_plain(keyset) -> bool:
-    raw = keyset.raw_repr()
-    plain = _plain.get(raw)
-    if plain is None:
-        plain = (keyset & _after_autograd).highestPriorityTypeId() == _C.DispatchKey.CUDA
-        _plain[raw] = plain
-    return plain
-
-
-def make_kernel(cuda_kernel: Callable, autograd_kernel: Callable) -> Callable:
-    """The AutogradCUDA kernel (with_keyset=True) for one op."""
-    def kernel(keyset, *args, **kwargs):
-        if _is_plain(keyset) and not (_grad_enabled() and _any_requires_grad(*args)):
-            return cuda_kernel(*args, **kwargs)
-        return autograd_kernel(keyset, *args, **kwargs)
+    def kernel(keyset, x, weight, *rest, **kwargs):
+        plain = plain_keysets.get(keyset.raw_repr())
+        if plain is None:
+            plain = (keyset & _after_autograd).highestPriorityTypeId() == backend
+            plain_keysets[keyset.raw_repr()] = plain
+        # Written out rather than _any_requires_grad(*args): this runs on every call.
+        if plain and not kwargs and not (_grad_enabled() and (
+                x.requires_grad or weight.requires_grad or
+                (rest and rest[0] is not None and rest[0].requires_grad))):
+            return cuda_kernel(x, weight, *rest)
+        return autograd_kernel(keyset, x, weight, *rest, **kwargs)
     return kernel
 
 
@@ -76,18 +75,18 @@ class AutogradKernels:
 
 
 def register(lib: torch.library.Library, op_name: str, cuda_kernel: Callable, backward: Callable,
-             setup_context: Callable) -> None:
-    """register_autograd for jitgemm::op_name, plus the AutogradCUDA fast path when the
+             setup_context: Callable, backend: str = "CUDA") -> None:
+    """register_autograd for lib's op_name, plus the AutogradCUDA fast path when the
     autograd kernel could be kept (if a PyTorch release registers it otherwise, the op
     keeps register_autograd's path and only loses the shortcut)."""
     kept = AutogradKernels(lib)
     try:
-        torch.library.register_autograd(f"jitgemm::{op_name}", backward,
+        torch.library.register_autograd(f"{lib.ns}::{op_name}", backward,
                                         setup_context=setup_context, lib=kept)
     except (TypeError, AttributeError):  # a release that wants a real Library here
-        torch.library.register_autograd(f"jitgemm::{op_name}", backward,
+        torch.library.register_autograd(f"{lib.ns}::{op_name}", backward,
                                         setup_context=setup_context, lib=lib)
     autograd_kernel = kept.kernels.get(op_name)
     if autograd_kernel is not None:
-        lib.impl(op_name, make_kernel(cuda_kernel, autograd_kernel), "AutogradCUDA",
-                 with_keyset=True)
+        kernel = make_kernel(cuda_kernel, autograd_kernel, getattr(_C.DispatchKey, backend))
+        lib.impl(op_name, kernel, f"Autograd{backend}", with_keyset=True)
