@@ -365,7 +365,8 @@ def check_host_time():
     print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls)")
     rows = []
     print(f"  {'problem':28} {'F.linear':>9} {'torch.ops':>9} {'ops.linear':>10} "
-          f"{'nn.Linear':>9} {'jitgemm.nn':>10} {'Plan.run':>9}")
+          f"{'nn.Linear':>9} {'jitgemm.nn':>10} {'Plan.run':>9}  {'inference_mode:':>15} "
+          f"{'F.linear':>8} {'torch.ops':>9}")
     for m, n, k in ((1, 256, 256), (8, 2048, 4096), (64, 256, 128)):
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         ref = torch.nn.Linear(k, n, device="cuda", dtype=torch.bfloat16)
@@ -377,6 +378,9 @@ def check_host_time():
             t_m = host_time(lambda: ref(x))
             t_jm = host_time(lambda: mod(x))
             t_d = host_time(lambda: jitgemm.ops.linear(x, w, b))  # no dispatcher
+        with torch.inference_mode():  # no autograd key: the dispatcher's floor
+            t_fi = host_time(lambda: F.linear(x, w, b))
+            t_ji = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
         # The floor: the C ABI's run through ctypes, output preallocated.
         p = jitgemm.gemm_problem(m, n, k, "bf16")
         p.b.layout = jitgemm.COL_MAJOR
@@ -388,7 +392,7 @@ def check_host_time():
         t_p = host_time(lambda: plan.run(*ptrs))
         name = f"bf16 {m}x{n}x{k} + bias"
         print(f"  {name:28} {t_f:9.1f} {t_j:9.1f} {t_d:10.1f} {t_m:9.1f} {t_jm:10.1f} "
-              f"{t_p:9.1f}")
+              f"{t_p:9.1f}  {'':15} {t_fi:8.1f} {t_ji:9.1f}")
         rows.append((name, t_f, t_j, t_d))
     # The gated op against what PyTorch runs for it: one GEMM over 2N, silu, multiply.
     m, n, k = 8, 1024, 1024
