@@ -187,6 +187,17 @@ class RunPathTest(unittest.TestCase):
         _kernels.linear(x, w)
         self.assertEqual((len(self.gets), self.describes), (3, 2))
 
+    def test_gated_without_k_is_the_bias_halves(self):
+        x, w, b = torch.randn(3, 0), torch.randn(8, 0), torch.randn(8)
+        y = _kernels.gated_linear(x, w, b, "silu")
+        torch.testing.assert_close(y, (torch.nn.functional.silu(b[:4]) * b[4:]).expand(3, 4))
+        self.assertEqual(_kernels.gated_linear(x, w, None, "gelu").abs().sum().item(), 0)
+        self.assertEqual(_kernels.gated_linear(torch.randn(0, 5), torch.randn(8, 5)).shape,
+                         (0, 4))
+        y = _kernels.linear(torch.randn(2, 3, 0), torch.randn(5, 0), b[:5], "relu")
+        torch.testing.assert_close(y, torch.relu(b[:5]).expand(2, 3, 5))
+        self.assertEqual(self.runs, [], "nothing to launch")
+
     def test_alignment_follows_the_pointers(self):
         w = torch.randn(32, 16, dtype=torch.float16)
         x = torch.randn(4 * 16 + 1, dtype=torch.float16)[1:].view(4, 16)  # 2-byte aligned

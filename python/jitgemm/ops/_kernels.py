@@ -9,6 +9,7 @@ Thread safety: as the plan table (any thread).
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Dict, Optional, Union
 
 import torch
@@ -120,6 +121,9 @@ def _without_k(out: torch.Tensor, bias: Optional[torch.Tensor], act: int) -> tor
 
 
 def _flatten(op: str, name: str, t: torch.Tensor, shape: tuple) -> torch.Tensor:
+    # The leading dims as one (shape[0] is -1), counted here: view cannot infer
+    # -1 beside a dimension of size 0 (K == 0).
+    shape = (math.prod(t.shape[:t.dim() - len(shape) + 1]), *shape[1:])
     try:
         return t.view(shape)
     except (RuntimeError, ValueError):  # fake tensors raise ValueError
