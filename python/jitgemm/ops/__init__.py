@@ -35,7 +35,12 @@ _is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
 
 
 def _needs_autograd(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    if not torch.is_grad_enabled():
+        return False
+    for t in tensors:  # a loop, not any(generator): this runs on every call
+        if t is not None and t.requires_grad:
+            return True
+    return False
 
 
 def _direct(x, *params) -> bool:
