@@ -30,10 +30,16 @@ import torch
 _C = torch._C
 _grad_enabled = torch.is_grad_enabled
 
+# What the shortcut needs from PyTorch's private bindings; without it the ops keep
+# register_autograd's path.
+_SUPPORTED = (hasattr(_C, "_after_autograd_keyset") and
+              all(hasattr(_C.DispatchKeySet, m)
+                  for m in ("raw_repr", "remove", "highestPriorityTypeId")))
+
 # Keys below autograd that have no kernel of their own for a custom op (fallthroughs).
 _FALLTHROUGH = ("ADInplaceOrView", "BackendSelect", "AutogradOther")
-_after_autograd = _C._after_autograd_keyset
-for _name in _FALLTHROUGH:
+_after_autograd = _C._after_autograd_keyset if _SUPPORTED else None
+for _name in _FALLTHROUGH if _SUPPORTED else ():
     _key = getattr(_C.DispatchKey, _name, None)
     if _key is not None:
         _after_autograd = _after_autograd.remove(_key)
@@ -87,6 +93,6 @@ def register(lib: torch.library.Library, op_name: str, cuda_kernel: Callable, ba
         torch.library.register_autograd(f"{lib.ns}::{op_name}", backward,
                                         setup_context=setup_context, lib=lib)
     autograd_kernel = kept.kernels.get(op_name)
-    if autograd_kernel is not None:
+    if autograd_kernel is not None and _SUPPORTED:
         kernel = make_kernel(cuda_kernel, autograd_kernel, getattr(_C.DispatchKey, backend))
         lib.impl(op_name, kernel, f"Autograd{backend}", with_keyset=True)
