@@ -24,7 +24,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ACTIVATIONS", "BIAS_NONE", "BIAS_PER_COLUMN", "BIAS_PER_ROW", "COL_MAJOR", "DTYPES",
-    "GATE_HALVES", "GATE_NONE", "JitgemmError", "Options", "Plan", "ROW_MAJOR", "cache_stats", "describe_problem",
+    "GATE_HALVES", "GATE_NONE", "JitgemmError", "Options", "Plan", "ROW_MAJOR", "cache_stats",
+    "describe_problem",
     "gemm_problem", "library_path", "read_manifest", "record", "start_recording",
     "stop_recording", "warmup",
 ]

@@ -9,8 +9,9 @@ torch.compile(fullgraph=True), capture of an unseen problem, and host time per c
    every third with gradients. Then 40 gated_linear problems (fp16/bf16, every
    activation, bias or none, 1-3 leading dims, stacked or transposed weights), and
    (1b) a few gated problems the sm90 family does not serve: correct, or refused at
-   plan creation until another route serves them, never wrong. Outputs are poisoned with NaN first (the caching
-   allocator hands the poisoned block back), so an unwritten element fails.
+   plan creation until another route serves them, never wrong. Outputs are
+   poisoned with NaN first (the caching allocator hands the poisoned block
+   back), so an unwritten element fails.
    Error: relative Frobenius norm against the same inputs in float64.
 2. The same calls (with gated_linear for fp16/bf16) eager, replayed from a CUDA
    graph, and under torch.compile(fullgraph=True): results must be bitwise equal.

@@ -17,12 +17,14 @@
 
 Every op runs on the current torch stream, has a fake kernel (so
 torch.compile(fullgraph=True) traces it) and, for linear, grouped_linear and
-gated_linear, a backward made of jitgemm GEMMs (and elementwise torch ops). Plans are made once per problem and reused
-(see _plan_table for what happens inside CUDA graph capture).
+gated_linear, a backward made of jitgemm GEMMs (and elementwise torch ops).
+Plans are made once per problem and reused (see _plan_table for what happens
+inside CUDA graph capture). Calls that need no autograd go from the
+dispatcher's AutogradCUDA key straight to the CUDA kernel (see _fast_path).
 
-jitgemm.ops.linear, grouped_linear and gated_linear (and jitgemm.nn) are the same ops
-from Python; in eager code that needs no autograd they call the CUDA kernel
-without going through the dispatcher, which saves its per-call host cost.
+jitgemm.ops.linear, grouped_linear and gated_linear (and jitgemm.nn) are the
+same ops from Python; in eager code that needs no autograd they call the CUDA
+kernel without going through the dispatcher, which saves its per-call host cost.
 """
 
 import torch
@@ -78,5 +80,5 @@ def matmul(a, b):
     return torch.ops.jitgemm.matmul(a, b)
 
 
-__all__ = ["CaptureMissError", "clear_plans", "gated_linear", "grouped_linear", "linear", "matmul", "plans",
-           "set_capture_policy", "set_options"]
+__all__ = ["CaptureMissError", "clear_plans", "gated_linear", "grouped_linear", "linear", "matmul",
+           "plans", "set_capture_policy", "set_options"]

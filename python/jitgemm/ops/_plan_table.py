@@ -1,9 +1,9 @@
 """The ops' plans: one per (options, problem, device, pointer alignment, stream), made once.
 
 A call whose plan exists costs one dict lookup (the ops keep their own memo of
-the plans they got, dropped through on_change when set_options or clear runs). A miss creates the plan (slow:
-may compile and time kernels) and keeps it for the life of the process, so
-graphs captured with it stay valid.
+the plans they got, dropped through on_change when set_options or clear runs).
+A miss creates the plan (slow: may compile and time kernels) and keeps it for
+the life of the process, so graphs captured with it stay valid.
 
 Inside CUDA graph capture a plan must not compile or time anything. A miss
 there first takes the plan that the same problem already has on another
