@@ -95,10 +95,11 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, _lib.INVALID_ARGUMENT)
         self.assertIn("ldb", str(cm.exception))
         self.assertIn("gated", jitgemm.describe_problem(p))
-        p.gate = jitgemm.GATE_NONE  # the same B serves an ungated problem: no driver here
-        with self.assertRaises(jitgemm.JitgemmError) as cm:
+        p.gate = jitgemm.GATE_NONE  # the same B is valid for an ungated problem
+        try:
             jitgemm.Plan(p)
-        self.assertNotEqual(cm.exception.code, _lib.INVALID_ARGUMENT)
+        except jitgemm.JitgemmError as e:  # no driver or GPU here
+            self.assertNotEqual(e.code, _lib.INVALID_ARGUMENT, str(e))
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "gated.json")
             p.gate = jitgemm.GATE_HALVES
