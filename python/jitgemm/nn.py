@@ -1,8 +1,10 @@
-"""jitgemm.nn.Linear, a drop-in for torch.nn.Linear served by jitgemm, and
+"""jitgemm.nn.Linear, a drop-in for torch.nn.Linear served by jitgemm,
 replace_linears(model) to swap a model's Linear layers (fusing a following
-ReLU, GELU or SiLU of an nn.Sequential into the GEMM).
+ReLU, GELU or SiLU of an nn.Sequential into the GEMM), and GatedLinear, the
+gate and up projections of a gated MLP (SwiGLU, GeGLU) as one GEMM.
 
     model = jitgemm.nn.replace_linears(model)    # same parameters, same state_dict
+    gate_up = jitgemm.nn.GatedLinear.from_linears(mlp.gate_proj, mlp.up_proj)
 
 Thread safety: modules as torch.nn's.
 """
@@ -64,6 +66,57 @@ class Linear(torch.nn.Linear):
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, activation={self.activation!r}"
+
+
+class GatedLinear(torch.nn.Module):
+    """act(x W_gate^T + b_gate) * (x W_up^T + b_up) computed by jitgemm.gated_linear:
+    weight is (2 * out_features, in_features) = torch.cat([W_gate, W_up]), bias (if any)
+    2 * out_features entries. activation "silu" is SwiGLU, "gelu"/"gelu_tanh" GeGLU.
+    CPU inputs are computed with torch.nn.functional.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = False,
+                 device=None, dtype=None, activation: str = "silu"):
+        super().__init__()
+        self.in_features, self.out_features, self.activation = (in_features, out_features,
+                                                                 activation)
+        kw = {"device": device, "dtype": dtype}
+        # Initialised as two nn.Linear layers would be.
+        gate = torch.nn.Linear(in_features, out_features, bias, **kw)
+        up = torch.nn.Linear(in_features, out_features, bias, **kw)
+        self.weight = torch.nn.Parameter(torch.cat([gate.weight.detach(), up.weight.detach()]))
+        self.bias = (torch.nn.Parameter(torch.cat([gate.bias.detach(), up.bias.detach()]))
+                     if bias else None)
+
+    @classmethod
+    def from_linears(cls, gate: torch.nn.Linear, up: torch.nn.Linear,
+                     activation: str = "silu") -> "GatedLinear":
+        """A GatedLinear holding a copy of two layers' parameters, concatenated."""
+        if gate.weight.shape != up.weight.shape or (gate.bias is None) != (up.bias is None):
+            raise ValueError(f"GatedLinear.from_linears: gate {tuple(gate.weight.shape)} "
+                             f"(bias {gate.bias is not None}) and up {tuple(up.weight.shape)} "
+                             f"(bias {up.bias is not None}) differ")
+        new = cls.__new__(cls)
+        torch.nn.Module.__init__(new)
+        new.out_features, new.in_features = gate.weight.shape
+        new.activation = activation
+        new.weight = torch.nn.Parameter(torch.cat([gate.weight.detach(), up.weight.detach()]))
+        new.bias = (torch.nn.Parameter(torch.cat([gate.bias.detach(), up.bias.detach()]))
+                    if gate.bias is not None else None)
+        return new
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.device.type != "cuda":
+            z = torch.nn.functional.linear(x, self.weight, self.bias)
+            g, u = z.chunk(2, dim=-1)
+            return _ACTIVATION_FNS[self.activation](g) * u
+        if x.dim() > 1 and x.stride(-1) != 1:
+            x = x.contiguous()
+        return ops.gated_linear(x, self.weight, self.bias, self.activation)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}, activation={self.activation!r}")
 
 
 _ACTIVATION_FNS = {

@@ -27,6 +27,8 @@ from . import _lib, _recording
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
 ROW_MAJOR, COL_MAJOR = 0, 1
 BIAS_NONE, BIAS_PER_COLUMN, BIAS_PER_ROW = 0, 1, 2
+# problem.gate: GATE_HALVES makes B K x 2N = [gate | up] and D = act(gate) * up.
+GATE_NONE, GATE_HALVES = 0, 1
 # The names PyTorch users know, as jitgemm::Activation values.
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu_tanh": 2, "gelu": 3, "silu": 4}
 
@@ -89,6 +91,8 @@ def describe_problem(p: _lib.Problem) -> str:
         text += " bias"
     if p.activation:
         text += f" {acts.get(p.activation, p.activation)}"
+    if p.gate:
+        text += " gated"
     return text
 
 

@@ -6,17 +6,22 @@ torch.compile(fullgraph=True), capture of an unseen problem, and host time per c
 
 1. Random problems (>= 200 by default): every dtype, activation, bias or none,
    1-3 leading dims, transposed weights, unaligned pointers, the grouped linear;
-   every third with gradients. Outputs are poisoned with NaN first (the caching
-   allocator hands the poisoned block back), so an unwritten element fails.
+   every third with gradients. Then 40 gated_linear problems (fp16/bf16, every
+   activation, bias or none, 1-3 leading dims, stacked or transposed weights), and
+   (1b) a few gated problems the sm90 family does not serve: correct, or refused at
+   plan creation until another route serves them, never wrong. Outputs are
+   poisoned with NaN first (the caching allocator hands the poisoned block
+   back), so an unwritten element fails.
    Error: relative Frobenius norm against the same inputs in float64.
-2. The same calls eager, replayed from a CUDA graph, and under
-   torch.compile(fullgraph=True): results must be bitwise equal.
+2. The same calls (with gated_linear for fp16/bf16) eager, replayed from a CUDA
+   graph, and under torch.compile(fullgraph=True): results must be bitwise equal.
 3. A problem first met inside capture: a plan made without compiling (warning),
    correct on replay; with set_capture_policy("error"), CaptureMissError.
 4. Host time per call (the time to issue it) of torch.ops.jitgemm.linear vs
    F.linear, the modules, jitgemm.ops.linear (no dispatcher in no-grad eager code),
-   and the bare ctypes Plan.run.
-Exits 1 if anything fails.
+   and the bare ctypes Plan.run; the gated op vs PyTorch's three ops for SwiGLU.
+   torch.ops.jitgemm.linear taking more than F.linear (+5%) is a failure.
+Ends with a summary table; exits 1 if anything fails.
 """
 
 from __future__ import annotations
@@ -111,6 +116,55 @@ def grouped_case(rng: random.Random, dtype, act, with_bias, grad):
     return desc, torch.ops.jitgemm.grouped_linear, (x, w, b, act), grad
 
 
+GATED_K = [64, 96, 256, 512, 1024, 2048]  # the sm90 family loads x by TMA: K % 8 == 0
+GATED_N = [8, 13, 64, 96, 200, 256, 512, 1000, 1024]
+
+
+def gated_case(rng: random.Random, dtype, act, with_bias, grad):
+    """x (..., K) and weight torch.cat([W_gate, W_up]) (2N, K) inside the domain the sm90
+    family serves (fp16/bf16, K a multiple of 8, 16-byte pointers)."""
+    m, n, k = rng.choice(SIZES), rng.choice(GATED_N), rng.choice(GATED_K)
+    lead = [m]
+    if rng.random() < 0.4 and m > 1:
+        lead = [rng.choice([1, 2, 3]), m]
+    if rng.random() < 0.15:
+        lead = [2, 2, m]
+    x = torch.randn(lead + [k], device="cuda", dtype=dtype) / math.sqrt(k)
+    if n % 8 == 0 and rng.random() < 0.25:  # a (in, 2N) weight as its transpose: B row-major
+        w = torch.randn(k, 2 * n, device="cuda", dtype=dtype).t()
+    else:
+        w = torch.randn(2 * n, k, device="cuda", dtype=dtype)
+    b = torch.randn(2 * n, device="cuda", dtype=dtype) if with_bias else None
+    desc = (f"gated {dtype_name(dtype)} x{tuple(x.shape)} w{tuple(w.shape)}{tuple(w.stride())} "
+            f"bias={with_bias} {act}")
+    return desc, torch.ops.jitgemm.gated_linear, (x, w, b, act), grad
+
+
+def gated_cases(count: int, seed: int):
+    rng = random.Random(seed + 1)
+    combos = [(d, a, bias) for d in (torch.float16, torch.bfloat16) for a in ACTS
+              for bias in (False, True)]
+    return [gated_case(rng, *combos[i % len(combos)], grad=i % 3 == 0) for i in range(count)]
+
+
+def gated_outside_cases(seed: int):
+    """Gated problems the sm90 family does not serve (fp32, K % 8 != 0, an unaligned x):
+    served by another route once one exists; until then refused at plan creation."""
+    rng = random.Random(seed + 2)
+    cases = []
+    for dtype, k, unaligned in ((torch.float32, 256, False), (torch.float16, 13, False),
+                                (torch.bfloat16, 100, False), (torch.bfloat16, 256, True)):
+        m, n = rng.choice([1, 8, 100]), rng.choice([64, 96])
+        x = make_input([m, k], dtype, unaligned)
+        x.mul_(1 / math.sqrt(k))
+        w = torch.randn(2 * n, k, device="cuda", dtype=dtype)
+        b = torch.randn(2 * n, device="cuda", dtype=dtype)
+        desc = (f"gated {dtype_name(dtype)} x{tuple(x.shape)} w{tuple(w.shape)}"
+                f"{' unaligned x' if unaligned else ''}")
+        cases.append((desc, torch.ops.jitgemm.gated_linear, (x, w, b, "silu"), False))
+    return cases
+
+
 def dtype_name(dtype) -> str:
     return {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
 
@@ -118,6 +172,10 @@ def dtype_name(dtype) -> str:
 def reference(op, args):
     x, w, b, act = args
     xd, wd = x.double(), w.double()
+    if op is torch.ops.jitgemm.gated_linear:
+        z = xd @ wd.t() + (b.double() if b is not None else 0)
+        gate, up = z.chunk(2, dim=-1)
+        return ref_act(gate, act) * up
     if op is torch.ops.jitgemm.linear:
         z = xd @ wd.t() + (b.double() if b is not None else 0)
     else:
@@ -128,7 +186,7 @@ def reference(op, args):
 def check_case(desc, op, args, grad, results):
     x, w, b, act = args
     dtype = x.dtype
-    out_shape = (*x.shape[:-1], w.shape[-2])
+    out_shape = (*x.shape[:-1], w.shape[-2] // (2 if op is torch.ops.jitgemm.gated_linear else 1))
     poison(out_shape, dtype)
     if grad:
         leaves = [t.detach().requires_grad_(True) if t is not None else None for t in (x, w, b)]
@@ -168,7 +226,8 @@ def print_summary(results):
     print(f"{'op':8} {'dtype':5} {'cases':>5} {'with grad':>9} {'max err':>9} "
           f"{'max grad err':>12} {'failed':>6}")
     for opname, op in (("linear", torch.ops.jitgemm.linear),
-                       ("grouped", torch.ops.jitgemm.grouped_linear)):
+                       ("grouped", torch.ops.jitgemm.grouped_linear),
+                       ("gated", torch.ops.jitgemm.gated_linear)):
         for dtype in DTYPES:
             rows = [r for r in results if r[1] == dtype and r[2] is op]
             if not rows:
@@ -196,22 +255,29 @@ def check_modes(rng: random.Random):
         b = torch.randn(n, device="cuda", dtype=dtype)
         gx = torch.randn(m, 4, 64, device="cuda", dtype=dtype)
         gw = torch.randn(4, 96, 64, device="cuda", dtype=dtype)
+        # The gated op where the sm90 family serves it (fp16, bf16).
+        uw = (torch.randn(2 * n, k, device="cuda", dtype=dtype) / math.sqrt(k)
+              if dtype != torch.float32 else None)
 
-        def f(x, w, b, gx, gw):
-            return (torch.ops.jitgemm.linear(x, w, b, act),
-                    torch.ops.jitgemm.grouped_linear(gx, gw, None, act))
+        def f(x, w, b, gx, gw, uw):
+            out = (torch.ops.jitgemm.linear(x, w, b, act),
+                   torch.ops.jitgemm.grouped_linear(gx, gw, None, act))
+            if uw is not None:
+                out += (torch.ops.jitgemm.gated_linear(x, uw, None, act),)
+            return out
 
-        eager = f(x, w, b, gx, gw)
+        args = (x, w, b, gx, gw, uw)
+        eager = f(*args)
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            captured = f(x, w, b, gx, gw)
+            captured = f(*args)
         graph.replay()
         torch.cuda.synchronize()
         # A fresh trace per case: twelve dtype / activation cases would pass
         # Dynamo's recompile limit for one function.
         torch._dynamo.reset()
-        compiled = torch.compile(f, fullgraph=True, dynamic=False)(x, w, b, gx, gw)
+        compiled = torch.compile(f, fullgraph=True, dynamic=False)(*args)
         torch.cuda.synchronize()
         same = all(torch.equal(e, c) and torch.equal(e, g)
                    for e, c, g in zip(eager, compiled, captured))
@@ -219,9 +285,30 @@ def check_modes(rng: random.Random):
         diff = max(max((e.float() - c.float()).abs().max().item(),
                        (e.float() - g.float()).abs().max().item())
                    for e, c, g in zip(eager, compiled, captured))
-        print(f"  {dtype_name(dtype):4} {act:9} x(2,{m},{k}) w({n},{k}) + grouped: "
+        print(f"  {dtype_name(dtype):4} {act:9} x(2,{m},{k}) w({n},{k}) + grouped"
+              f"{' + gated' if uw is not None else ''}: "
               f"{'identical' if same else f'DIFFERENT (max abs diff {diff:.3e})'}")
     return failures
+
+
+def check_gated_outside(seed: int):
+    """Gated problems outside the sm90 family's domain: correct, or refused at plan creation
+    with the library's error (until a route for them exists); never a wrong result."""
+    print("\n1b. gated problems the sm90 family does not serve")
+    served = refused = wrong = 0
+    for desc, op, args, _ in gated_outside_cases(seed):
+        try:
+            y = op(*args)
+        except jitgemm.JitgemmError as e:
+            refused += 1
+            print(f"  {desc}: refused ({str(e).splitlines()[0][:110]})")
+            continue
+        err = rel_err(y, reference(op, args))
+        ok = err <= TOL[args[0].dtype]
+        served += ok
+        wrong += not ok
+        print(f"  {desc}: {'served' if ok else 'WRONG'}, err {err:.2e}")
+    return served, refused, wrong
 
 
 def check_capture_miss():
@@ -273,10 +360,14 @@ def host_time(fn, calls: int = 500, repeats: int = 9) -> float:
 
 
 def check_host_time():
+    """Host µs per call, no_grad eager: F.linear vs torch.ops.jitgemm.linear (through the
+    dispatcher) vs jitgemm.ops.linear (no dispatcher), the modules, and the bare Plan.run.
+    Fails where the torch.ops path takes more than F.linear (5% noise allowed)."""
     print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls)")
-    failures = 0
-    print(f"  {'problem':28} {'F.linear':>9} {'jitgemm op':>10} {'nn.Linear':>9} "
-          f"{'jitgemm.nn':>10} {'ops.linear':>10} {'Plan.run':>9}")
+    rows = []
+    print(f"  {'problem':28} {'F.linear':>9} {'torch.ops':>9} {'ops.linear':>10} "
+          f"{'nn.Linear':>9} {'jitgemm.nn':>10} {'Plan.run':>9}  {'inference_mode:':>15} "
+          f"{'F.linear':>8} {'torch.ops':>9}")
     for m, n, k in ((1, 256, 256), (8, 2048, 4096), (64, 256, 128)):
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         ref = torch.nn.Linear(k, n, device="cuda", dtype=torch.bfloat16)
@@ -288,6 +379,9 @@ def check_host_time():
             t_m = host_time(lambda: ref(x))
             t_jm = host_time(lambda: mod(x))
             t_d = host_time(lambda: jitgemm.ops.linear(x, w, b))  # no dispatcher
+        with torch.inference_mode():  # no autograd key: the dispatcher's floor
+            t_fi = host_time(lambda: F.linear(x, w, b))
+            t_ji = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
         # The floor: the C ABI's run through ctypes, output preallocated.
         p = jitgemm.gemm_problem(m, n, k, "bf16")
         p.b.layout = jitgemm.COL_MAJOR
@@ -297,15 +391,32 @@ def check_host_time():
         stream = torch.cuda.current_stream().cuda_stream
         ptrs = (x.data_ptr(), w.data_ptr(), y.data_ptr(), 0, b.data_ptr(), stream)
         t_p = host_time(lambda: plan.run(*ptrs))
-        print(f"  bf16 {m}x{n}x{k} + bias{'':10} {t_f:9.1f} {t_j:10.1f} {t_m:9.1f} {t_jm:10.1f} "
-              f"{t_d:10.1f} {t_p:9.1f}")
-        failures += t_j > t_f * 1.05
-    return failures
+        name = f"bf16 {m}x{n}x{k} + bias"
+        print(f"  {name:28} {t_f:9.1f} {t_j:9.1f} {t_d:10.1f} {t_m:9.1f} {t_jm:10.1f} "
+              f"{t_p:9.1f}  {'':15} {t_fi:8.1f} {t_ji:9.1f}")
+        rows.append((name, t_f, t_j, t_d))
+    # The gated op against what PyTorch runs for it: one GEMM over 2N, silu, multiply.
+    m, n, k = 8, 1024, 1024
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    wcat = torch.randn(2 * n, k, device="cuda", dtype=torch.bfloat16)
+
+    def torch_swiglu():
+        z = F.linear(x, wcat)
+        return F.silu(z[:, :n]) * z[:, n:]
+
+    with torch.no_grad():
+        t_f = host_time(torch_swiglu)
+        t_j = host_time(lambda: torch.ops.jitgemm.gated_linear(x, wcat, None, "silu"))
+        t_d = host_time(lambda: jitgemm.ops.gated_linear(x, wcat))
+    print(f"  {'swiglu 8x1024x1024 (torch: 3 ops)':28} {t_f:9.1f} {t_j:9.1f} {t_d:10.1f}")
+    failures = sum(t_j > t_f * 1.05 for _, t_f, t_j, _ in rows)
+    return failures, rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=240)
+    parser.add_argument("--gated-cases", type=int, default=40)
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--tuning", default="heuristic",
                         help="tuning for the plans made here (heuristic: one compile each)")
@@ -320,24 +431,47 @@ def main() -> int:
         dataclasses.replace(jitgemm.Options.from_environment(), tuning=args.tuning))
     start = time.perf_counter()
     results = []
-    for desc, op, op_args, grad in random_cases(args.cases, args.seed):
+    cases = random_cases(args.cases, args.seed) + gated_cases(args.gated_cases, args.seed)
+    for desc, op, op_args, grad in cases:
         try:
             check_case(desc, op, op_args, grad, results)
         except Exception as e:  # a failure of one case is reported, not fatal
             results.append((f"{desc}: {type(e).__name__}: {e}", op_args[0].dtype, op,
                             math.inf, None, False))
     print_summary(results)
-    failures = sum(not r[5] for r in results)
-    failures += check_modes(random.Random(args.seed))
-    failures += check_capture_miss()
-    if not args.skip_host_time:
-        failures += check_host_time()
+    served, refused, wrong = check_gated_outside(args.seed)
+    mode_failures = check_modes(random.Random(args.seed))
+    capture_failures = check_capture_miss()
+    host_failures, host_rows = (0, []) if args.skip_host_time else check_host_time()
     stats = jitgemm.cache_stats()
     print(f"\nplans made: {len(jitgemm.ops.plans())}; cache: {stats['compiles']} compiles, "
           f"{stats['hits']} hits, {stats['entries']} entries; {time.perf_counter() - start:.0f} s")
+
+    def counts(ops):
+        rows = [r for r in results if r[2] in ops]
+        bad = sum(not r[5] for r in rows)
+        return f"{len(rows) - bad} passed, {bad} failed"
+
+    print("\nsummary")
+    print(f"  {'1. random linear + grouped vs float64':44} "
+          f"{counts((torch.ops.jitgemm.linear, torch.ops.jitgemm.grouped_linear))}")
+    print(f"  {'1. random gated_linear vs float64':44} "
+          f"{counts((torch.ops.jitgemm.gated_linear,))}")
+    print(f"  {'1b. gated outside the sm90 domain':44} {served} served, {refused} refused "
+          f"at plan creation, {wrong} wrong")
+    print(f"  {'2. eager = CUDA graph = torch.compile':44} "
+          f"{12 - mode_failures} identical, {mode_failures} different")
+    print(f"  {'3. first met in capture':44} {'ok' if not capture_failures else 'FAILED'}")
+    if host_rows:
+        print(f"  {'4. host µs/call (no_grad)':30} {'F.linear':>8} {'torch.ops':>9} "
+              f"{'ops.linear':>10}  verdict")
+        for name, t_f, t_j, t_d in host_rows:
+            verdict = "ok" if t_j <= t_f * 1.05 else "SLOWER than F.linear"
+            print(f"     {name:27} {t_f:8.1f} {t_j:9.1f} {t_d:10.1f}  {verdict}")
+    failures = (sum(not r[5] for r in results) + wrong + mode_failures + capture_failures +
+                host_failures)
     print(f"{len(results) - sum(not r[5] for r in results)} passed, "
-          f"{sum(not r[5] for r in results)} failed (random problems); "
-          f"{failures} failures in all")
+          f"{failures} failed")
     return 1 if failures else 0
 
 

@@ -79,6 +79,35 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, _lib.INVALID_ARGUMENT)
         self.assertIn("lda", str(cm.exception))
 
+    def test_a_gated_problem_reaches_the_library(self):
+        # The gate field sits where jitgemm_problem_t has it: the library validates it.
+        p = jitgemm.gemm_problem(8, 16, 32, "bf16")
+        p.gate = jitgemm.GATE_HALVES
+        p.b.layout = jitgemm.COL_MAJOR
+        p.beta = 1.0
+        with self.assertRaises(jitgemm.JitgemmError) as cm:
+            jitgemm.Plan(p)
+        self.assertIn("epilogue.beta: a gated epilogue", str(cm.exception))
+        p.beta = 0.0
+        p.b.layout, p.b.ld = jitgemm.ROW_MAJOR, 16  # N columns: a gated B has 2N = 32
+        with self.assertRaises(jitgemm.JitgemmError) as cm:
+            jitgemm.Plan(p)
+        self.assertEqual(cm.exception.code, _lib.INVALID_ARGUMENT)
+        self.assertIn("ldb", str(cm.exception))
+        self.assertIn("gated", jitgemm.describe_problem(p))
+        p.gate = jitgemm.GATE_NONE  # the same B is valid for an ungated problem
+        try:
+            jitgemm.Plan(p)
+        except jitgemm.JitgemmError as e:  # no driver or GPU here
+            self.assertNotEqual(e.code, _lib.INVALID_ARGUMENT, str(e))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "gated.json")
+            p.gate = jitgemm.GATE_HALVES
+            p.b.layout, p.b.ld = jitgemm.COL_MAJOR, 32
+            _lib.check(_lib.load().jitgemm_manifest_add(path.encode(), ctypes.byref(p), None))
+            (q,) = jitgemm.read_manifest(path)
+            self.assertEqual((q.gate, q.n, q.b.layout), (1, 16, jitgemm.COL_MAJOR))
+
     def test_bad_options_are_refused_before_any_device(self):
         p = jitgemm.gemm_problem(8, 16, 32, "f32")
         with self.assertRaises(jitgemm.JitgemmError) as cm:

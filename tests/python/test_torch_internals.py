@@ -14,7 +14,8 @@ except ImportError:  # the whole module skips
 if torch is not None:
     import jitgemm
     import jitgemm.nn
-    from jitgemm.ops import _kernels, _plan_table
+    from jitgemm.ops import _fast_path, _kernels, _plan_table
+    from torch.utils._python_dispatch import TorchDispatchMode
 
 SKIP = torch is None
 REASON = "PyTorch is not installed"
@@ -80,6 +81,21 @@ class ProblemLayoutTest(unittest.TestCase):
         _kernels.grouped_linear(self.cuda(7, 3, 16), self.cuda(3, 8, 16), self.cuda(3, 8), "silu")
         p = self.launched[0]
         self.assertEqual((p.bias_mode, p.bias_batch_stride, p.activation), (1, 8, 4))
+
+    def test_gated_reads_the_stacked_weight_as_a_2n_column_b(self):
+        y = _kernels.gated_linear(self.cuda(2, 3, 64), self.cuda(2 * 96, 64), self.cuda(2 * 96),
+                                  "silu")
+        self.assertEqual(y.shape, (2, 3, 96))
+        p = self.launched[0]
+        self.assertEqual((p.m, p.n, p.k, p.batch_count, p.gate), (6, 96, 64, 1, 1))
+        self.assertEqual(self.op(p.a), (2, 0, 64, -1))
+        self.assertEqual(self.op(p.b), (2, 1, 64, -1))  # K x 2N column-major, ld K
+        self.assertEqual(self.op(p.d), (2, 0, 96, -1))
+        self.assertEqual((p.bias_mode, p.activation, p.beta), (1, 4, 0.0))
+        _kernels.gated_linear(self.cuda(5, 64), self.cuda(64, 2 * 96).t(), None, "none")
+        p = self.launched[1]
+        self.assertEqual((self.op(p.b), p.bias_mode, p.gate), ((2, 0, 2 * 96, -1), 0, 1))
+        self.assertIn("gated", jitgemm.describe_problem(p))
 
     def test_the_backward_gemms(self):
         g, rows, n, k = 3, 10, 8, 16
@@ -153,9 +169,34 @@ class RunPathTest(unittest.TestCase):
                                         b.data_ptr(), 1234))
         key, stream, align, problem = self.gets[0]
         self.assertEqual((stream, problem.m, problem.activation), (1234, 6, 3))
+        self.assertEqual(len(self.gets), 1, "the repeated call ran the plan it kept")
         _kernels.linear(x, w, None, "gelu")  # another signature
         self.assertEqual(self.describes, 2)
-        self.assertEqual(self.gets[2][3].bias_mode, 0)
+        self.assertEqual(self.gets[1][3].bias_mode, 0)
+
+    def test_each_stream_gets_its_plan_and_clear_drops_the_memo(self):
+        x = torch.randn(4, 64, dtype=torch.bfloat16)
+        w = torch.randn(96, 64, dtype=torch.bfloat16)
+        _kernels.linear(x, w)
+        _kernels._raw_stream = lambda index: 99
+        _kernels.linear(x, w)
+        self.assertEqual([g[1] for g in self.gets], [1234, 99])
+        _kernels.linear(x, w)
+        self.assertEqual(len(self.gets), 2)
+        _plan_table.clear()  # as set_options: plans made before are not handed out again
+        _kernels.linear(x, w)
+        self.assertEqual((len(self.gets), self.describes), (3, 2))
+
+    def test_gated_without_k_is_the_bias_halves(self):
+        x, w, b = torch.randn(3, 0), torch.randn(8, 0), torch.randn(8)
+        y = _kernels.gated_linear(x, w, b, "silu")
+        torch.testing.assert_close(y, (torch.nn.functional.silu(b[:4]) * b[4:]).expand(3, 4))
+        self.assertEqual(_kernels.gated_linear(x, w, None, "gelu").abs().sum().item(), 0)
+        self.assertEqual(_kernels.gated_linear(torch.randn(0, 5), torch.randn(8, 5)).shape,
+                         (0, 4))
+        y = _kernels.linear(torch.randn(2, 3, 0), torch.randn(5, 0), b[:5], "relu")
+        torch.testing.assert_close(y, torch.relu(b[:5]).expand(2, 3, 5))
+        self.assertEqual(self.runs, [], "nothing to launch")
 
     def test_alignment_follows_the_pointers(self):
         w = torch.randn(32, 16, dtype=torch.float16)
@@ -263,6 +304,7 @@ class BackwardMathTest(unittest.TestCase):
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
             self.lib.impl("linear", linear, "CPU")
             self.lib.impl("grouped_linear", grouped, "CPU")
+            self.lib.impl("gated_linear", self.gated_ref, "CPU")
             self.lib.impl("matmul", lambda a, b: torch.matmul(a, b).contiguous(), "CPU")
 
     def tearDown(self):
@@ -293,6 +335,18 @@ class BackwardMathTest(unittest.TestCase):
                    lambda x, w, b, a: self.ACTS[a](torch.nn.functional.linear(x, w, b)),
                    [(7, 16), (8, 16), (8,)], "silu", transpose_weight=True)
 
+    def gated_ref(self, x, w, b=None, activation="silu"):
+        g, u = torch.nn.functional.linear(x, w, b).chunk(2, dim=-1)
+        return self.ACTS[activation](g) * u
+
+    def test_gated_linear(self):
+        for act in self.ACTS:
+            with self.subTest(act):
+                self.check(torch.ops.jitgemm.gated_linear, self.gated_ref,
+                           [(2, 5, 16), (16, 16), (16,)], act)
+        self.check(torch.ops.jitgemm.gated_linear, self.gated_ref, [(7, 16), (16, 16), (16,)],
+                   "gelu_tanh", transpose_weight=True)
+
     def test_grouped_linear(self):
         def ref(x, w, b, a):
             return self.ACTS[a](torch.stack([torch.nn.functional.linear(x[:, i], w[i], b[i])
@@ -301,6 +355,88 @@ class BackwardMathTest(unittest.TestCase):
             with self.subTest(act):
                 self.check(torch.ops.jitgemm.grouped_linear, ref, [(6, 3, 16), (3, 8, 16), (3, 8)],
                            act)
+
+
+@unittest.skipIf(SKIP, REASON)
+class FastPathTest(unittest.TestCase):
+    """The Autograd<backend> shortcut of _fast_path, through the real dispatcher on an op of
+    its own with a CPU kernel (the ops register it for CUDA the same way): which calls reach
+    the kernel directly and which go through register_autograd's kernel."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lib = torch.library.Library("jitgemm_fast_path_test", "DEF")
+        cls.lib.define("lin(Tensor x, Tensor weight, Tensor? bias=None, str activation='none')"
+                       " -> Tensor")
+        cls.calls = []
+
+        def kernel(x, weight, bias=None, activation="none"):
+            # register_autograd's kernel runs the kernel below autograd; the shortcut does not.
+            below = torch._C._dispatch_tls_is_dispatch_key_excluded(
+                torch._C.DispatchKey.AutogradFunctionality)
+            cls.calls.append("autograd kernel" if below else "direct")
+            return torch.nn.functional.linear(x, weight, bias)
+
+        def backward(ctx, grad):
+            x, weight = ctx.saved_tensors
+            return grad @ weight, grad.t() @ x, grad.sum(0) if ctx.bias else None, None
+
+        def setup(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], inputs[1])
+            ctx.bias = inputs[2] is not None
+
+        cls.lib.impl("lin", kernel, "CPU")
+        cls.lib.impl("lin", lambda x, w, b=None, a="none": x.new_empty(x.shape[0], w.shape[0]),
+                     "Meta")
+        _fast_path.register(cls.lib, "lin", kernel, backward, setup, backend="CPU")
+        cls.op = torch.ops.jitgemm_fast_path_test.lin
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lib._destroy()
+
+    def setUp(self):
+        self.calls.clear()
+        self.x, self.w, self.b = torch.randn(4, 8), torch.randn(3, 8), torch.randn(3)
+
+    def test_calls_needing_no_autograd_skip_the_wrapper(self):
+        with torch.no_grad():
+            self.op(self.x, self.w.requires_grad_(), self.b)
+        y = self.op(self.x, self.w.detach(), self.b, "relu")
+        self.assertEqual(self.calls, ["direct", "direct"])
+        self.assertIsNone(y.grad_fn)
+        torch.testing.assert_close(y, torch.nn.functional.linear(self.x, self.w, self.b))
+        with torch.inference_mode():  # no autograd key at all: the CPU kernel directly
+            self.op(self.x, self.w)
+        self.assertEqual(len(self.calls), 3)
+
+    def test_any_input_requiring_grad_goes_through_autograd(self):
+        for leaf in range(3):
+            with self.subTest(leaf):
+                self.calls.clear()
+                args = [self.x.clone(), self.w.clone(), self.b.clone()]
+                args[leaf].requires_grad_()
+                y = self.op(*args)
+                self.assertEqual(self.calls, ["autograd kernel"])
+                (g,) = torch.autograd.grad(y.sum(), args[leaf])
+                self.assertEqual(g.shape, args[leaf].shape)
+
+    def test_dispatch_modes_and_fake_tensors_see_the_op(self):
+        seen = []
+
+        class Record(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with torch.no_grad(), Record():
+            self.op(self.x, self.w)
+        self.assertIn("jitgemm_fast_path_test.lin.default", seen)
+        self.assertEqual(self.calls, ["autograd kernel"])
+        with FakeTensorMode():
+            y = self.op(torch.empty(5, 8), torch.empty(3, 8))
+        self.assertEqual(y.shape, (5, 3))
+        self.assertEqual(self.calls, ["autograd kernel"], "the fake call ran no kernel")
 
 
 @unittest.skipIf(SKIP, REASON)

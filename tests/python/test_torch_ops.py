@@ -37,16 +37,20 @@ class SchemaTest(unittest.TestCase):
             str(torch.ops.jitgemm.grouped_linear.default._schema),
             "jitgemm::grouped_linear(Tensor x, Tensor weight, Tensor? bias=None, "
             "str activation=\"none\") -> Tensor")
+        self.assertEqual(
+            str(torch.ops.jitgemm.gated_linear.default._schema),
+            "jitgemm::gated_linear(Tensor x, Tensor weight, Tensor? bias=None, "
+            "str activation=\"silu\") -> Tensor")
         self.assertEqual(str(torch.ops.jitgemm.matmul.default._schema),
                          "jitgemm::matmul(Tensor a, Tensor b) -> Tensor")
-        self.assertFalse(hasattr(torch.ops.jitgemm, "gated_linear"),
-                         "no gated epilogue in the library yet")
 
     def test_opcheck_on_fake_tensors(self):
         torch.library.opcheck(torch.ops.jitgemm.linear.default,
                               (meta(4, 8, 16), meta(32, 16), meta(32), "gelu"))
         torch.library.opcheck(torch.ops.jitgemm.grouped_linear.default,
                               (meta(6, 3, 16), meta(3, 8, 16), meta(3, 8), "silu"))
+        torch.library.opcheck(torch.ops.jitgemm.gated_linear.default,
+                              (meta(2, 4, 16), meta(64, 16), meta(64), "gelu_tanh"))
         torch.library.opcheck(torch.ops.jitgemm.matmul.default, (meta(5, 7, 16), meta(5, 16, 9)))
 
 
@@ -63,6 +67,11 @@ class FakeShapeTest(unittest.TestCase):
         self.assertEqual(torch.ops.jitgemm.grouped_linear(meta(2, 4, 12, 64),
                                                           meta(12, 96, 64)).shape,
                          (2, 4, 12, 96))
+
+    def test_gated_shapes(self):
+        self.assertEqual(torch.ops.jitgemm.gated_linear(meta(16), meta(64, 16)).shape, (32,))
+        y = torch.ops.jitgemm.gated_linear(meta(2, 3, 5, 16), meta(64, 16), meta(64), "relu")
+        self.assertEqual((y.shape, y.dtype), ((2, 3, 5, 32), torch.bfloat16))
 
     def test_matmul_shapes(self):
         self.assertEqual(torch.ops.jitgemm.matmul(meta(7, 16), meta(16, 9)).shape, (7, 9))
@@ -95,6 +104,31 @@ class ArgumentCheckTest(unittest.TestCase):
             torch.ops.jitgemm.grouped_linear(meta(8, 4, 16), meta(3, 8, 16))
         with self.assertRaisesRegex(ValueError, r"jitgemm.grouped_linear: bias: expected shape"):
             torch.ops.jitgemm.grouped_linear(meta(8, 3, 16), meta(3, 8, 16), meta(8))
+
+    def test_gated_errors_name_the_tensor(self):
+        op = torch.ops.jitgemm.gated_linear
+        cases = [
+            ((meta(4, 16), meta(63, 16)), ValueError, "weight: first dimension 63 is odd"),
+            ((meta(4, 16), meta(64, 16, dtype=torch.float16)), TypeError,
+             "weight: dtype torch.float16 differs from x's torch.bfloat16"),
+            ((meta(4, 16), meta(64, 8)), ValueError, "x: last dimension 16 differs"),
+            ((meta(4, 16), meta(64)), ValueError, "weight: expected a 2-D"),
+            ((meta(4, 16), meta(64, 16), meta(32)), ValueError, "bias: expected shape (64,)"),
+            ((meta(4, 16), meta(64, 16), meta(64, dtype=torch.float32)), TypeError,
+             "bias: dtype torch.float32 differs"),
+            ((meta(4, 16), meta(64, 16), None, "swish"), ValueError, "activation: expected"),
+        ]
+        for args, error, text in cases:
+            with self.subTest(text):
+                with self.assertRaisesRegex(error, "jitgemm.gated_linear: " + text.replace(
+                        "(", r"\(").replace(")", r"\)")):
+                    op(*args)
+        with FakeTensorMode():
+            x = torch.empty(4, 16, device="cuda", dtype=torch.float16)
+            w = torch.empty(64, 16, device="cpu", dtype=torch.float16)
+            with self.assertRaisesRegex(ValueError,
+                                        "jitgemm.gated_linear: weight: on cpu, but x is on"):
+                _kernels.gated_linear(x, w, None, "silu")
 
     def test_cpu_tensors_are_refused(self):
         with self.assertRaisesRegex(ValueError, "CUDA devices only"):
@@ -154,6 +188,42 @@ class TraceTest(unittest.TestCase):
         y = torch.compile(f, fullgraph=True, backend="aot_eager")(
             meta(8, 16), meta(32, 16), meta(32), meta(4, 5, 8))
         self.assertEqual(y.shape, (8, 4, 5))
+
+    def test_compile_fullgraph_keeps_the_gated_op(self):
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        def f(x, w, b, wd):
+            h = torch.ops.jitgemm.gated_linear(x, w, b, "silu")
+            return torch.ops.jitgemm.linear(h, wd)
+
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            args = (torch.empty(2, 8, 16, device="cuda", dtype=torch.bfloat16),
+                    torch.empty(64, 16, device="cuda", dtype=torch.bfloat16),
+                    torch.empty(64, device="cuda", dtype=torch.bfloat16),
+                    torch.empty(16, 32, device="cuda", dtype=torch.bfloat16))
+            y = torch.compile(f, fullgraph=True, backend=backend)(*args)
+            self.assertEqual(y.shape, (2, 8, 16))
+            self.assertIn("torch.ops.jitgemm.gated_linear", graphs[0].code)
+            y = torch.compile(f, fullgraph=True, backend="aot_eager")(*args)
+            self.assertEqual(y.shape, (2, 8, 16))
+
+    def test_gated_backward_is_made_of_jitgemm_ops(self):
+        for act in ("none", "relu", "gelu", "gelu_tanh", "silu"):
+            with self.subTest(act):
+                def f(x, w, b):
+                    y = torch.ops.jitgemm.gated_linear(x, w, b, act)
+                    return torch.autograd.grad(y.sum(), (x, w, b))
+                gm = make_fx(f, tracing_mode="fake")(
+                    meta(4, 8, 16, grad=True), meta(64, 16, grad=True), meta(64, grad=True))
+                code = gm.code
+                # forward, the recomputed 2N product and dx; dW as one matmul
+                self.assertEqual(code.count("jitgemm.gated_linear"), 1)
+                self.assertEqual(code.count("jitgemm.linear"), 2)
+                self.assertEqual(code.count("jitgemm.matmul"), 1)
 
     def test_backward_is_made_of_jitgemm_ops(self):
         for act in ("none", "relu", "gelu", "gelu_tanh", "silu"):
@@ -218,6 +288,19 @@ class NnTest(unittest.TestCase):
                     torch.empty(4, 16, device="cuda"))
         self.assertEqual(y.shape, (4, 32))
         self.assertIn("torch.ops.jitgemm.linear", graphs[0].code)
+
+    def test_gated_linear_module(self):
+        torch.manual_seed(0)
+        gate, up = torch.nn.Linear(16, 8), torch.nn.Linear(16, 8)
+        m = jitgemm.nn.GatedLinear.from_linears(gate, up, activation="gelu")
+        self.assertEqual((m.weight.shape, m.bias.shape), ((16, 16), (16,)))
+        self.assertIn("activation='gelu'", repr(m))
+        x = torch.randn(3, 16)
+        # On the CPU the module computes with torch: the two layers' result.
+        torch.testing.assert_close(m(x), torch.nn.functional.gelu(gate(x)) * up(x))
+        self.assertEqual(jitgemm.nn.GatedLinear(16, 8).weight.shape, (16, 16))
+        with self.assertRaisesRegex(ValueError, "from_linears: gate"):
+            jitgemm.nn.GatedLinear.from_linears(gate, torch.nn.Linear(16, 9))
 
     def test_capture_policy_names(self):
         with self.assertRaisesRegex(ValueError, "capture policy"):

@@ -6,20 +6,25 @@
   grouped_linear(x, weight, bias=None, activation="none")
       x (..., G, in), weight (G, out, in), bias (G, out) -> (..., G, out): one
       linear per group, as one batched GEMM writing the (..., G, out) layout directly.
+  gated_linear(x, weight, bias=None, activation="silu")
+      x (..., in), weight (2 * out, in) = torch.cat([W_gate, W_up]), bias (2 * out,)
+      -> (..., out) = act(x W_gate^T + b_gate) * (x W_up^T + b_up): SwiGLU ("silu"),
+      GeGLU ("gelu", "gelu_tanh"), ReGLU ("relu") or the bilinear GLU ("none"), one
+      GEMM whose epilogue multiplies the halves (served by the sm90 family).
   matmul(a, b)
       a (M, K) or (batch, M, K) times b (K, N) or (batch, K, N), any row- or
       column-major strides (the backward passes use it).
 
-gated_linear is not offered: the library has no gated (GLU) epilogue yet.
-
 Every op runs on the current torch stream, has a fake kernel (so
-torch.compile(fullgraph=True) traces it) and, for linear and grouped_linear,
-a backward made of jitgemm GEMMs. Plans are made once per problem and reused
-(see _plan_table for what happens inside CUDA graph capture).
+torch.compile(fullgraph=True) traces it) and, for linear, grouped_linear and
+gated_linear, a backward made of jitgemm GEMMs (and elementwise torch ops).
+Plans are made once per problem and reused (see _plan_table for what happens
+inside CUDA graph capture). Calls that need no autograd go from the
+dispatcher's AutogradCUDA key straight to the CUDA kernel (see _fast_path).
 
-jitgemm.ops.linear and grouped_linear (and jitgemm.nn.Linear) are the same ops
-from Python; in eager code that needs no autograd they call the CUDA kernel
-without going through the dispatcher, which saves its per-call host cost.
+jitgemm.ops.linear, grouped_linear and gated_linear (and jitgemm.nn) are the
+same ops from Python; in eager code that needs no autograd they call the CUDA
+kernel without going through the dispatcher, which saves its per-call host cost.
 """
 
 import torch
@@ -32,7 +37,12 @@ _is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
 
 
 def _needs_autograd(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    if not torch.is_grad_enabled():
+        return False
+    for t in tensors:  # a loop, not any(generator): this runs on every call
+        if t is not None and t.requires_grad:
+            return True
+    return False
 
 
 def _direct(x, *params) -> bool:
@@ -59,9 +69,16 @@ def grouped_linear(x, weight, bias=None, activation="none"):
     return torch.ops.jitgemm.grouped_linear(x, weight, bias, activation)
 
 
+def gated_linear(x, weight, bias=None, activation="silu"):
+    """torch.ops.jitgemm.gated_linear, calling the CUDA kernel directly where _direct allows."""
+    if _direct(x, weight, bias):
+        return _kernels.gated_linear(x, weight, bias, activation)
+    return torch.ops.jitgemm.gated_linear(x, weight, bias, activation)
+
+
 def matmul(a, b):
     return torch.ops.jitgemm.matmul(a, b)
 
 
-__all__ = ["CaptureMissError", "clear_plans", "grouped_linear", "linear", "matmul", "plans",
-           "set_capture_policy", "set_options"]
+__all__ = ["CaptureMissError", "clear_plans", "gated_linear", "grouped_linear", "linear", "matmul",
+           "plans", "set_capture_policy", "set_options"]

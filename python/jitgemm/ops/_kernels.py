@@ -9,13 +9,14 @@ Thread safety: as the plan table (any thread).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, NamedTuple, Optional, Union
+import math
+from typing import Callable, Dict, Optional, Union
 
 import torch
 import torch.nn.functional as F
 
 from .. import _lib
-from ..plan import BIAS_NONE, BIAS_PER_COLUMN, ROW_MAJOR
+from ..plan import BIAS_NONE, BIAS_PER_COLUMN, GATE_HALVES, ROW_MAJOR, Plan
 from . import _plan_table
 from ._operands import (DTYPE_CODES, activation_code, alignment, check_dims, check_tensor,
                         matrix)
@@ -39,7 +40,7 @@ _ACTIVATION_FNS = {
 
 
 def _problem(dtype: int, m: int, n: int, k: int, batch: int, a: tuple, b: tuple, d: tuple,
-             bias: int, bias_stride: int, act: int) -> _lib.Problem:
+             bias: int, bias_stride: int, act: int, gate: int = 0) -> _lib.Problem:
     p = _lib.Problem()
     p.m, p.n, p.k, p.batch_count = m, n, k, batch
     p.a = _lib.Operand(dtype, *a)
@@ -48,21 +49,33 @@ def _problem(dtype: int, m: int, n: int, k: int, batch: int, a: tuple, b: tuple,
     p.d = _lib.Operand(dtype, *d)
     p.alpha, p.beta = 1.0, 0.0
     p.bias_mode, p.activation, p.bias_batch_stride = bias, act, bias_stride
+    p.gate = gate
     return p
 
 
-class _Call(NamedTuple):
-    """What a call with a given signature launches: its plan key, output shape, problem."""
+class _Call:
+    """What a call with a given signature launches: its plan key, output shape, problem,
+    and the plans it ran with from 16-byte aligned pointers, by stream."""
 
-    key: tuple
-    out_shape: tuple
-    build: Callable[[], _lib.Problem]
+    __slots__ = ("key", "out_shape", "out_strides", "build", "plans")
+
+    def __init__(self, key: tuple, out_shape: tuple, build: Callable[[], _lib.Problem]):
+        self.key, self.out_shape, self.build = key, out_shape, build
+        strides, size = [], 1
+        for dim in reversed(out_shape):
+            strides.append(size)
+            size *= max(dim, 1)
+        self.out_strides = tuple(reversed(strides))  # contiguous
+        self.plans: Dict[int, Plan] = {}
 
 
 # Signature (shapes, strides, dtypes, devices, activation) -> _Call, so that a
-# repeated call skips the checks and the layout work: the host cost per call is
-# one signature tuple, one dict lookup, the output allocation and the launch.
+# repeated call skips the checks, the layout work and the plan table: the host
+# cost per call is one signature tuple, one dict lookup, the output
+# allocation, one dict lookup by stream and the launch. Cleared with the plan
+# table (set_options, clear), so that it never holds a plan the table dropped.
 _described: Dict[tuple, _Call] = {}
+_plan_table.on_change(_described.clear)
 
 
 def _run(sig: tuple, describe: Callable[[], Union[_Call, torch.Tensor]], device: torch.device,
@@ -73,13 +86,20 @@ def _run(sig: tuple, describe: Callable[[], Union[_Call, torch.Tensor]], device:
         if isinstance(call, torch.Tensor):  # empty or K == 0: nothing to launch
             return call
         _described[sig] = call
-    out = torch.empty(call.out_shape, dtype=a_t.dtype, device=device)
+    # empty_strided parses its arguments in a fraction of torch.empty's time.
+    out = torch.empty_strided(call.out_shape, call.out_strides, dtype=a_t.dtype, device=device)
     a, b, d = a_t.data_ptr(), b_t.data_ptr(), out.data_ptr()
     bias = 0 if bias_t is None else bias_t.data_ptr()
-    align = alignment(a, b, d, bias)
     index = device.index
     stream = _raw_stream(index)
-    plan = _plan_table.get(call.key + (index, align), stream, index, align, call.build)
+    if (a | b | d | bias) & 15:  # the plan promises only the alignment the pointers have
+        align = alignment(a, b, d, bias)
+        plan = _plan_table.get(call.key + (index, align), stream, index, align, call.build)
+    else:
+        plan = call.plans.get(stream)
+        if plan is None:
+            plan = _plan_table.get(call.key + (index, 16), stream, index, 16, call.build)
+            call.plans[stream] = plan
     if _current_device() == index:
         plan.run(a, b, d, 0, bias, stream)
     else:
@@ -101,6 +121,9 @@ def _without_k(out: torch.Tensor, bias: Optional[torch.Tensor], act: int) -> tor
 
 
 def _flatten(op: str, name: str, t: torch.Tensor, shape: tuple) -> torch.Tensor:
+    # The leading dims as one (shape[0] is -1), counted here: view cannot infer
+    # -1 beside a dimension of size 0 (K == 0).
+    shape = (math.prod(t.shape[:t.dim() - len(shape) + 1]), *shape[1:])
     try:
         return t.view(shape)
     except (RuntimeError, ValueError):  # fake tensors raise ValueError
@@ -214,6 +237,68 @@ def _describe_grouped(x, weight, bias, activation) -> Union[_Call, torch.Tensor]
     key = ("grouped", dtype, rows, n, k, g, a, b, bias_mode, bias_stride, act)
     return _Call(key, out_shape, lambda: _problem(dtype, rows, n, k, g, a, b, d, bias_mode,
                                                   bias_stride, act))
+
+
+def check_gated(x, weight, bias, activation, fake=False) -> int:
+    op = "jitgemm.gated_linear"
+    act = activation_code(op, activation)
+    check_tensor(op, "x", x, None, fake)
+    check_tensor(op, "weight", weight, x, fake)
+    check_dims(op, "x", x, tuple(range(1, 64)), "at least 1 dimension (..., in_features)")
+    check_dims(op, "weight", weight, (2,),
+               "a 2-D (2 * out_features, in_features) tensor, torch.cat([W_gate, W_up])")
+    if weight.shape[0] % 2:
+        raise ValueError(f"{op}: weight: first dimension {weight.shape[0]} is odd; expected "
+                         "2 * out_features rows, torch.cat([W_gate, W_up])")
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"{op}: x: last dimension {x.shape[-1]} differs from weight's "
+                         f"in_features {weight.shape[1]}")
+    if bias is not None:
+        _check_bias(op, bias, x, (weight.shape[0],), fake)
+    return act
+
+
+def gated_linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                 activation: str = "silu") -> torch.Tensor:
+    """act(x W_gate^T + b_gate) * (x W_up^T + b_up), weight = torch.cat([W_gate, W_up]):
+    one gated problem (B = weight^T, K x 2N) whose epilogue multiplies the halves."""
+    device = x.device
+    sig = ("gated", x.shape, x.stride(), x.dtype, device, weight.shape, weight.stride(),
+           weight.dtype, weight.device, _tensor_sig(bias), activation)
+    return _run(sig, lambda: _describe_gated(x, weight, bias, activation), device, x, weight,
+                bias)
+
+
+def _gated_without_k(out: torch.Tensor, bias: Optional[torch.Tensor], act: int,
+                     n: int) -> torch.Tensor:
+    # K == 0: both products are zero; the halves are the bias halves (or zero).
+    if bias is None:
+        return out.zero_()
+    return out.copy_(_ACTIVATION_FNS[act](bias[:n]) * bias[n:])
+
+
+def _describe_gated(x, weight, bias, activation) -> Union[_Call, torch.Tensor]:
+    op = "jitgemm.gated_linear"
+    act = check_gated(x, weight, bias, activation)
+    two_n, k = weight.shape
+    n = two_n // 2
+    x2 = _flatten(op, "x", x, (-1, k))
+    m = x2.shape[0]
+    out_shape = (*x.shape[:-1], n)
+    if m == 0 or n == 0:
+        return torch.empty(out_shape, dtype=x.dtype, device=x.device)
+    if k == 0:
+        out = torch.empty((m, n), dtype=x.dtype, device=x.device)
+        return _gated_without_k(out, bias, act, n).view(out_shape)
+    a = matrix(op, "x", x, m, k, m, x2.stride(0), k, x2.stride(1))
+    # B = weight^T is K x 2N: columns [0, N) the gate, [N, 2N) the up projection.
+    b = matrix(op, "weight", weight, k, two_n, k, weight.stride(1), two_n, weight.stride(0))
+    dtype = DTYPE_CODES[x.dtype]
+    bias_mode = BIAS_NONE if bias is None else BIAS_PER_COLUMN
+    key = ("gated", dtype, m, n, k, a, b, bias_mode, act)
+    return _Call(key, out_shape, lambda: _problem(dtype, m, n, k, 1, a + (-1,), b + (-1,),
+                                                  (ROW_MAJOR, n, -1), bias_mode, 0, act,
+                                                  GATE_HALVES))
 
 
 def check_matmul(a, b, fake=False) -> None:

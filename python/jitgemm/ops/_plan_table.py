@@ -1,8 +1,9 @@
 """The ops' plans: one per (options, problem, device, pointer alignment, stream), made once.
 
-A call whose plan exists costs one dict lookup. A miss creates the plan (slow:
-may compile and time kernels) and keeps it for the life of the process, so
-graphs captured with it stay valid.
+A call whose plan exists costs one dict lookup (the ops keep their own memo of
+the plans they got, dropped through on_change when set_options or clear runs).
+A miss creates the plan (slow: may compile and time kernels) and keeps it for
+the life of the process, so graphs captured with it stay valid.
 
 Inside CUDA graph capture a plan must not compile or time anything. A miss
 there first takes the plan that the same problem already has on another
@@ -36,6 +37,14 @@ _plans, _any_stream = _tables[None]
 _options: Optional[Options] = None
 _capture_policy = "heuristic"
 _capture_warned = False
+# Called (under the creation lock) whenever the plans handed out may change:
+# caches of plans outside this table (the ops' per-signature memo) drop theirs.
+_change_hooks: List[Callable[[], None]] = []
+
+
+def on_change(hook: Callable[[], None]) -> None:
+    """Calls `hook` after set_options and clear."""
+    _change_hooks.append(hook)
 
 
 class CaptureMissError(RuntimeError):
@@ -50,6 +59,8 @@ def set_options(options: Optional[Options]) -> None:
     with _create_lock:
         _options = options
         _plans, _any_stream = _tables.setdefault(options, ({}, {}))
+        for hook in _change_hooks:
+            hook()
 
 
 def set_capture_policy(policy: str) -> None:
@@ -72,6 +83,8 @@ def clear() -> None:
         for table, any_stream in _tables.values():
             table.clear()
             any_stream.clear()
+        for hook in _change_hooks:
+            hook()
 
 
 def get(problem_key: tuple, stream: int, device_index: int, align: int,

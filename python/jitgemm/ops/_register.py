@@ -1,9 +1,11 @@
-"""Registers torch.ops.jitgemm.{linear, grouped_linear, matmul} with torch.library:
-the CUDA kernels, fake (meta) kernels for torch.compile, and autograd.
+"""Registers torch.ops.jitgemm.{linear, grouped_linear, gated_linear, matmul} with
+torch.library: the CUDA kernels, fake (meta) kernels for torch.compile, and autograd.
 
 The backward passes are GEMMs served by jitgemm plans too:
   linear          dx = dz W (linear with W^T as weight), dW = dz^T x (matmul), db = sum dz
   grouped_linear  dx = grouped_linear(dz, W^T per group), dW = batched dz^T x (matmul)
+  gated_linear    z = x W^T + b recomputed (linear over 2N), dz = [act'(z_gate) * grad * z_up
+                  | grad * act(z_gate)] (torch elementwise ops), then as linear
 where dz is the gradient before the activation (recomputed for gelu and silu,
 which need the pre-activation value; relu reads its output). Second
 derivatives are not supported (matmul has no backward).
@@ -15,16 +17,19 @@ from __future__ import annotations
 
 import torch
 
-from . import _kernels
+from . import _fast_path, _kernels
 
 _LIB = torch.library.Library("jitgemm", "DEF")
 _LIB.define("linear(Tensor x, Tensor weight, Tensor? bias=None, str activation='none') -> Tensor")
 _LIB.define("grouped_linear(Tensor x, Tensor weight, Tensor? bias=None, "
             "str activation='none') -> Tensor")
+_LIB.define("gated_linear(Tensor x, Tensor weight, Tensor? bias=None, "
+            "str activation='silu') -> Tensor")
 _LIB.define("matmul(Tensor a, Tensor b) -> Tensor")
 
 _LIB.impl("linear", _kernels.linear, "CUDA")
 _LIB.impl("grouped_linear", _kernels.grouped_linear, "CUDA")
+_LIB.impl("gated_linear", _kernels.gated_linear, "CUDA")
 _LIB.impl("matmul", _kernels.matmul, "CUDA")
 
 
@@ -35,7 +40,7 @@ def _cpu(name: str):
     return refuse
 
 
-for _name in ("linear", "grouped_linear", "matmul"):
+for _name in ("linear", "grouped_linear", "gated_linear", "matmul"):
     _LIB.impl(_name, _cpu(_name), "CPU")
 
 
@@ -49,6 +54,12 @@ def _linear_fake(x, weight, bias=None, activation="none"):
 def _grouped_fake(x, weight, bias=None, activation="none"):
     _kernels.check_grouped(x, weight, bias, activation, fake=True)
     return x.new_empty((*x.shape[:-1], weight.shape[1]))
+
+
+@torch.library.register_fake("jitgemm::gated_linear")
+def _gated_fake(x, weight, bias=None, activation="silu"):
+    _kernels.check_gated(x, weight, bias, activation, fake=True)
+    return x.new_empty((*x.shape[:-1], weight.shape[0] // 2))
 
 
 @torch.library.register_fake("jitgemm::matmul")
@@ -114,6 +125,49 @@ def _grouped_backward(ctx, grad):
     return dx, dw, db, None
 
 
-torch.library.register_autograd("jitgemm::linear", _linear_backward, setup_context=_setup)
-torch.library.register_autograd("jitgemm::grouped_linear", _grouped_backward,
-                                setup_context=_setup)
+def _gated_backward(ctx, grad):
+    """y = act(z_gate) * z_up with z = x W^T + b recomputed (one jitgemm GEMM over 2N):
+    dz_gate = act'(z_gate) * grad * z_up, dz_up = grad * act(z_gate); then as linear."""
+    x, weight, bias, _ = ctx.saved_tensors
+    two_n, k = weight.shape
+    n = two_n // 2
+    z = torch.ops.jitgemm.linear(x, weight, bias, "none")
+    z_gate, z_up = z[..., :n], z[..., n:]
+    act = ctx.activation
+    g_up = grad * z_up
+    if act == "none":
+        dz_gate, gated = g_up, z_gate
+    elif act == "relu":
+        dz_gate = torch.ops.aten.threshold_backward(g_up, z_gate, 0)
+        gated = torch.relu(z_gate)
+    elif act == "silu":
+        dz_gate = torch.ops.aten.silu_backward(g_up, z_gate)
+        gated = torch.nn.functional.silu(z_gate)
+    else:
+        approximate = "tanh" if act == "gelu_tanh" else "none"
+        dz_gate = torch.ops.aten.gelu_backward(g_up, z_gate, approximate=approximate)
+        gated = torch.nn.functional.gelu(z_gate, approximate=approximate)
+    dz = torch.cat([dz_gate, grad * gated], dim=-1).contiguous()
+    dx = dw = db = None
+    if ctx.needs_input_grad[0]:
+        dx = torch.ops.jitgemm.linear(dz, weight.t())
+    dz2 = dz.reshape(-1, two_n)
+    if ctx.needs_input_grad[1]:
+        dw = torch.ops.jitgemm.matmul(dz2.t(), x.reshape(-1, k))
+    if ctx.has_bias and ctx.needs_input_grad[2]:
+        db = dz2.sum(0)
+    return dx, dw, db, None
+
+
+def _gated_setup(ctx, inputs, output):
+    x, weight, bias, activation = inputs
+    ctx.activation = activation
+    ctx.has_bias = bias is not None
+    ctx.save_for_backward(x, weight, bias, None)
+
+
+# register_autograd's kernel at Autograd, and at AutogradCUDA a shortcut to the CUDA
+# kernel for calls that need no autograd (see _fast_path).
+_fast_path.register(_LIB, "linear", _kernels.linear, _linear_backward, _setup)
+_fast_path.register(_LIB, "grouped_linear", _kernels.grouped_linear, _grouped_backward, _setup)
+_fast_path.register(_LIB, "gated_linear", _kernels.gated_linear, _gated_backward, _gated_setup)
