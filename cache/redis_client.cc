@@ -20,8 +20,6 @@ namespace {
 // read's worth of buffered bytes.
 constexpr uint64_t kReplySlack = 64 << 10;
 
-
-
 RedisReply Convert(const redisReply* r) {
   RedisReply out;
   switch (r->type) {
@@ -67,17 +65,16 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(
   c->command_timeout_ = command_timeout;
   c->max_reply_bytes_ = max_reply_bytes;
   const timeval tv = absl::ToTimeval(connect_timeout);
-  c->impl_->context =
-      endpoint.unix_path.empty()
-          ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, tv)
-          : redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), tv);
+  c->impl_->context = endpoint.unix_path.empty()
+                          ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, tv)
+                          : redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), tv);
   if (c->impl_->context == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to ", endpoint.Redacted(), ": out of memory"));
   }
   if (c->impl_->context->err != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot connect to ", endpoint.Redacted(), ": ",
-                                               c->impl_->context->errstr));
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to ", endpoint.Redacted(), ": ", c->impl_->context->errstr));
   }
   if (redisSetTimeout(c->impl_->context, absl::ToTimeval(command_timeout)) != REDIS_OK) {
     return absl::UnavailableError(
@@ -99,9 +96,9 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(
     const std::string db = std::to_string(endpoint.db);
     absl::StatusOr<RedisReply> r = c->Command({"SELECT", db});
     if (!r.ok()) {
-      return absl::Status(r.status().code(), absl::StrCat("SELECT ", db, " on ",
-                                                          endpoint.Redacted(), " failed: ",
-                                                          r.status().message()));
+      return absl::Status(r.status().code(),
+                          absl::StrCat("SELECT ", db, " on ", endpoint.Redacted(),
+                                       " failed: ", r.status().message()));
     }
   }
   return c;
@@ -121,8 +118,9 @@ absl::StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::strin
   auto fail = [&](absl::string_view what) {
     broken_ = true;
     const bool timed_out = ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    return absl::UnavailableError(absl::StrCat(
-        what, timed_out ? ": timed out" : "", ctx->err != 0 ? absl::StrCat(" (", ctx->errstr, ")") : ""));
+    return absl::UnavailableError(
+        absl::StrCat(what, timed_out ? ": timed out" : "",
+                     ctx->err != 0 ? absl::StrCat(" (", ctx->errstr, ")") : ""));
   };
   const absl::Time deadline = absl::Now() + command_timeout_;
   if (redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
@@ -166,8 +164,8 @@ bool RedisClientAvailable() { return false; }
 absl::StatusOr<std::unique_ptr<RedisConnection>> RedisConnection::Connect(
     const RemoteEndpoint& endpoint, absl::Duration, absl::Duration, uint64_t) {
   return absl::UnimplementedError(
-      absl::StrCat("this jitgemm was built without hiredis; the remote cache ",
-                   endpoint.Redacted(), " cannot be used (install libhiredis-dev and rebuild)"));
+      absl::StrCat("this jitgemm was built without hiredis; the remote cache ", endpoint.Redacted(),
+                   " cannot be used (install libhiredis-dev and rebuild)"));
 }
 
 RedisConnection::~RedisConnection() = default;

@@ -6,9 +6,9 @@
 #include <optional>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "cache/log.h"
 #include "cache/settings.h"
 
@@ -167,12 +167,13 @@ RemoteSettings RemoteSettingsFromVariables(const GetEnvFunction& getenv) {
       scale = uint64_t{1} << 10;
       digits.pop_back();
     }
-    if (absl::SimpleAtoi(digits, &bytes) && bytes > 0 && bytes <= (kMaxEntryBytesForRemote / scale)) {
+    if (absl::SimpleAtoi(digits, &bytes) && bytes > 0 &&
+        bytes <= (kMaxEntryBytesForRemote / scale)) {
       s.max_value_bytes = bytes * scale;
     } else {
-      s.problems.push_back(absl::StrCat("JITGEMM_REMOTE_CACHE_MAX_VALUE_BYTES=",
-                                        QuotedForHumans(*v), " is not a byte count up to 256M; using ",
-                                        kDefaultRemoteMaxValueBytes));
+      s.problems.push_back(
+          absl::StrCat("JITGEMM_REMOTE_CACHE_MAX_VALUE_BYTES=", QuotedForHumans(*v),
+                       " is not a byte count up to 256M; using ", kDefaultRemoteMaxValueBytes));
     }
   }
   if (std::optional<std::string> file = getenv("JITGEMM_REMOTE_CACHE_SECRET_FILE");

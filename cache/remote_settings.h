@@ -41,11 +41,11 @@ using GetEnvFunction = std::function<std::optional<std::string>(absl::string_vie
 
 // A parsed JITGEMM_REMOTE_CACHE.
 struct RemoteEndpoint {
-  std::string host;         // empty for a unix socket
+  std::string host;  // empty for a unix socket
   int port = 6379;
-  std::string unix_path;    // set for a unix socket
-  std::string user;         // AUTH user (Redis 6 ACL); may be empty
-  std::string password;     // AUTH password; never printed
+  std::string unix_path;  // set for a unix socket
+  std::string user;       // AUTH user (Redis 6 ACL); may be empty
+  std::string password;   // AUTH password; never printed
   int db = 0;
 
   // The endpoint without credentials, for messages: "redis://host:port/db".

@@ -28,7 +28,8 @@ std::string NewToken() {
   unsigned char bytes[16];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
     // Unique enough to tell holders apart; the token is no secret.
-    return absl::StrCat("t", absl::ToUnixNanos(absl::Now()), "-", reinterpret_cast<uintptr_t>(&bytes));
+    return absl::StrCat("t", absl::ToUnixNanos(absl::Now()), "-",
+                        reinterpret_cast<uintptr_t>(&bytes));
   }
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(bytes), sizeof(bytes)));
 }
@@ -118,9 +119,10 @@ std::optional<std::string> RemoteTier::Verify(const CacheKey& key, EntryKind kin
   if (!payload.ok()) {
     rejected_.fetch_add(1);
     if (!rejected_warned_.exchange(true)) {
-      LogCacheWarning(absl::StrCat("rejected a value of remote cache ",
-                                   settings_.endpoint.Redacted(), " (", payload.status().message(),
-                                   "); it is treated as a miss. Later rejections are only counted."));
+      LogCacheWarning(
+          absl::StrCat("rejected a value of remote cache ", settings_.endpoint.Redacted(), " (",
+                       payload.status().message(),
+                       "); it is treated as a miss. Later rejections are only counted."));
     }
     return std::nullopt;
   }
@@ -149,12 +151,12 @@ void RemoteTier::Publish(const CacheKey& key, EntryKind kind, std::string_view p
   if (reply.ok()) stores_.fetch_add(1);
 }
 
-RemoteLockResult RemoteTier::LockOrWait(const CacheKey& key, EntryKind kind,
-                                        absl::Duration wait) {
+RemoteLockResult RemoteTier::LockOrWait(const CacheKey& key, EntryKind kind, absl::Duration wait) {
   RemoteLockResult result;
   const std::string lock = RemoteLockKey(key, kind);
   const std::string token = NewToken();
-  const std::string ttl = std::to_string(std::max<int64_t>(1, absl::ToInt64Milliseconds(settings_.lock_ttl)));
+  const std::string ttl =
+      std::to_string(std::max<int64_t>(1, absl::ToInt64Milliseconds(settings_.lock_ttl)));
   const absl::Time deadline = absl::Now() + wait;
   absl::Duration poll = kFirstPoll;
   bool counted = false;

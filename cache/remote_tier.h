@@ -101,8 +101,8 @@ class RemoteTier {
   std::vector<std::unique_ptr<RedisConnection>> idle_ ABSL_GUARDED_BY(mu_);
   // Nanoseconds since the epoch until which the breaker is open; 0: closed.
   std::atomic<int64_t> open_until_ns_{0};
-  std::atomic<uint64_t> hits_{0}, misses_{0}, rejected_{0}, stores_{0}, errors_{0},
-      lock_waits_{0}, breaker_trips_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, rejected_{0}, stores_{0}, errors_{0}, lock_waits_{0},
+      breaker_trips_{0};
   std::atomic<bool> rejected_warned_{false};
 };
 
