@@ -162,6 +162,13 @@ class DiskCache {
   // with the default once per process, at its first store.
   void CleanTempFiles(absl::Duration older_than = absl::Hours(1));
 
+  // A small text kept in the writable root (v1/notes/<name>), or nullopt.
+  // Notes are hints their readers check, never entries (disk_cache_notes.cc).
+  std::optional<std::string> ReadNote(absl::string_view name);
+  // Writes a note (kReadWrite only; failures are silent: a missing note
+  // only costs its reader the slow path).
+  void WriteNote(absl::string_view name, std::string_view text);
+
   // Counts entries and bytes in the writable root.
   absl::StatusOr<CacheUsage> Usage();
 

@@ -88,6 +88,10 @@ absl::StatusOr<std::string_view> RemoteValueEntry(std::string_view value, bool* 
   const uint32_t flags = GetU32(value.data() + 12);
   if ((flags & ~kRemoteSignedFlag) != 0) return Malformed(absl::StrCat("unknown flags ", flags));
   *is_signed = (flags & kRemoteSignedFlag) != 0;
+  if (!*is_signed && value.substr(16, 32).find_first_not_of('\0') != std::string_view::npos) {
+    // One encoding per value: an unsigned value's MAC field is zero.
+    return Malformed("unsigned value with a MAC");
+  }
   return value.substr(kRemoteHeaderBytes);
 }
 

@@ -41,7 +41,8 @@ std::string EncodeRemoteValue(const CacheKey& key, EntryKind kind, std::string_v
                               std::string_view secret);
 
 // The verified disk entry inside `value`: DataLoss when malformed (a short or
-// unknown header, flags other than 0 or 1, an entry that fails ParseEntry
+// unknown header, flags other than 0 or 1, an unsigned value whose MAC
+// field is not zero, an entry that fails ParseEntry
 // or is for another key or kind), PermissionDenied when `secret` is set and
 // the value is unsigned or its MAC differs. Sizes are checked against the
 // bytes at hand before anything is copied.
