@@ -44,7 +44,7 @@ void DiskCache::WriteNote(absl::string_view name, std::string_view text) {
   const std::string temp = absl::StrCat(path, ".tmp.", env_->ProcessId(), ".", env_->RandomBits());
   absl::StatusOr<std::unique_ptr<WritableFile>> file = env_->NewWritableFile(temp);
   if (!file.ok()) return;
-  absl::Status status = (*file)->Append(text);
+  absl::Status status = (*file)->Append(absl::string_view(text.data(), text.size()));
   absl::Status closed = (*file)->Close();
   if (status.ok()) status = closed;
   if (status.ok()) status = env_->RenameFile(temp, path);

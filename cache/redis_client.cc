@@ -1,5 +1,9 @@
 #include "cache/redis_client.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -45,6 +49,38 @@ RedisReply Convert(const redisReply* r) {
   }
   return out;
 }
+
+// Writing to a socket whose server died raises SIGPIPE, whose default action
+// kills the process; hiredis writes with write(2). The signal is blocked in
+// this thread around the write and a pending one is taken back, as libcurl
+// does, so the failure is only an EPIPE.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    already_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeGuard() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    if (!already_pending_) {
+      const timespec zero = {0, 0};
+      while (sigtimedwait(&pipe, nullptr, &zero) > 0) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t old_;
+  bool already_pending_ = false;
+};
 
 }  // namespace
 
@@ -127,9 +163,12 @@ absl::StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::strin
       REDIS_OK) {
     return fail("cannot format a command");
   }
-  for (int done = 0; !done;) {
-    if (redisBufferWrite(ctx, &done) != REDIS_OK) return fail("cannot send a command");
-    if (absl::Now() > deadline) return fail("command timed out");
+  {
+    SigpipeGuard no_sigpipe;
+    for (int done = 0; !done;) {
+      if (redisBufferWrite(ctx, &done) != REDIS_OK) return fail("cannot send a command");
+      if (absl::Now() > deadline) return fail("command timed out");
+    }
   }
   void* raw = nullptr;
   for (;;) {

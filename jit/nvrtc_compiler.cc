@@ -66,8 +66,8 @@ absl::StatusOr<NvrtcApi> Load() {
   }
   g_loaded = true;
   NvrtcApi api{};
-  if (link_map* map = nullptr; dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr &&
-                               map->l_name != nullptr) {
+  if (link_map* map = nullptr;
+      dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
     api.path = map->l_name;
   }
   bool ok = true;

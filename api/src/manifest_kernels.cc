@@ -10,8 +10,8 @@
 #include "jit/candidates.h"
 #include "jit/disk_tier.h"
 #include "jit/driver_api.h"
-#include "jit/nvrtc_compiler.h"
 #include "jit/launcher.h"
+#include "jit/nvrtc_compiler.h"
 #include "jit/source_closure.h"
 #include "jitgemm/problem.h"
 

@@ -116,12 +116,16 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::strin
       absl::StatusOr<std::unique_ptr<RedisConnection>> c = RedisConnection::Connect(
           s->Endpoint(), absl::Milliseconds(200), absl::Seconds(2), uint64_t{1} << 30);
       if (c.ok()) {
-        absl::StatusOr<RedisReply> pong = (*c)->Command({"PING"});
-        if (pong.ok()) {
+        // Under ctest -j another test's server may have taken the port
+        // first: only our own child will do.
+        absl::StatusOr<RedisReply> info = (*c)->Command({"INFO", "server"});
+        if (info.ok() &&
+            info->str.find(absl::StrCat("process_id:", pid, "\r")) != std::string::npos) {
           s->conn_ = std::move(c).value();
           return s;
         }
-        last = pong.status();
+        last = info.ok() ? absl::UnavailableError("another server answers on the port")
+                         : info.status();
       } else {
         last = c.status();
       }

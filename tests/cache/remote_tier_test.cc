@@ -281,6 +281,24 @@ TEST_F(RemoteTierTest, StoppedServerCostsOneTimeoutThenLocalOnly) {
   EXPECT_THAT(log, HasSubstr("timed out"));
 }
 
+// Writing a large value to a connection whose server died must be an
+// EPIPE, not a SIGPIPE that kills the process.
+TEST_F(RemoteTierTest, KilledServerNeverRaisesSigpipe) {
+  CacheSettings s = TestSettings(dir_.Sub("a"));
+  s.remote = TestRemoteSettings(server_->Url());
+  s.remote.retry_after = absl::ZeroDuration();
+  auto cache = DiskCache::Open(s);
+  cache->Store(MakeCacheKey("arch=sm_90a\nkernel=before"), EntryKind::kCubin, "x");
+  ASSERT_EQ(cache->remote()->counters().stores, 1u);
+  server_->Kill();
+  for (int i = 0; i < 3; ++i) {
+    cache->Store(MakeCacheKey(absl::StrCat("arch=sm_90a\nkernel=after", i)), EntryKind::kCubin,
+                 std::string(8 << 20, 'x'));
+  }
+  EXPECT_EQ(cache->remote()->counters().stores, 1u);
+  EXPECT_GE(cache->remote()->counters().breaker_trips, 1u);
+}
+
 TEST_F(RemoteTierTest, BreakerRetriesAfterItsPeriod) {
   CacheSettings s = TestSettings(dir_.Sub("a"));
   s.remote = TestRemoteSettings(server_->Url());

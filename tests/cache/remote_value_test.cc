@@ -61,9 +61,13 @@ TEST(RemoteValueTest, AnyFlippedByteIsRefused) {
 
 TEST(RemoteValueTest, ClearingTheSignedFlagDoesNotDowngrade) {
   std::string v = EncodeRemoteValue(kKey, EntryKind::kCubin, kPayload, kSecret);
-  v[12] = 0;  // flags: unsigned
+  v[12] = 0;  // flags: unsigned, the MAC still there
+  EXPECT_THAT(DecodeRemoteValue(v, kKey, EntryKind::kCubin, kSecret),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("unsigned value with a MAC")));
+  v.replace(16, 32, std::string(32, '\0'));  // and the MAC zeroed
   EXPECT_THAT(DecodeRemoteValue(v, kKey, EntryKind::kCubin, kSecret),
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("unsigned")));
+  EXPECT_EQ(DecodeRemoteValue(v, kKey, EntryKind::kCubin, "").value(), kPayload);
 }
 
 TEST(RemoteValueTest, EveryTruncationIsRefused) {

@@ -251,14 +251,14 @@ std::string CheckRemoteValue(std::string_view bytes) {
   if (std::string e = CheckRemoteBytes(bytes); !e.empty()) return absl::StrCat("as given: ", e);
   // Reseal: the entry's checksum and, for a value flagged signed, its MAC,
   // so the accepting path is fuzzed too.
-  if (bytes.size() < cache::kRemoteHeaderBytes + cache::kEntryHeaderBytes +
-                         cache::kEntryTrailerBytes) {
+  if (bytes.size() <
+      cache::kRemoteHeaderBytes + cache::kEntryHeaderBytes + cache::kEntryTrailerBytes) {
     return "";
   }
   std::string sealed(bytes);
   const size_t body = sealed.size() - cache::kEntryTrailerBytes;
-  const uint64_t sum = XXH3_64bits(sealed.data() + cache::kRemoteHeaderBytes,
-                                   body - cache::kRemoteHeaderBytes);
+  const uint64_t sum =
+      XXH3_64bits(sealed.data() + cache::kRemoteHeaderBytes, body - cache::kRemoteHeaderBytes);
   for (size_t i = 0; i < 8; ++i) sealed[body + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
   bool is_signed = false;
   absl::StatusOr<std::string_view> entry = cache::RemoteValueEntry(sealed, &is_signed);

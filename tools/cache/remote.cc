@@ -110,9 +110,9 @@ int RemoteStats() {
     const std::string& text = info->str;
     size_t at = text.find("used_memory_human:");
     if (at != std::string::npos) {
-      std::printf("server memory: %s\n",
-                  cache::QuotedForHumans(text.substr(at + 18, text.find('\r', at) - at - 18))
-                      .c_str());
+      std::printf(
+          "server memory: %s\n",
+          cache::QuotedForHumans(text.substr(at + 18, text.find('\r', at) - at - 18)).c_str());
     }
   }
   return kExitOk;
@@ -132,9 +132,8 @@ int RemotePush() {
   }
   std::vector<cache::EntryFileInfo> files;
   for (const std::string& root : roots) {
-    absl::StatusOr<std::vector<cache::EntryFileInfo>> listed =
-        cache::ListEntryFiles(cache::Env::Default(), root,
-                              root == c->root() ? use : cache::RootUse::kReadOnly);
+    absl::StatusOr<std::vector<cache::EntryFileInfo>> listed = cache::ListEntryFiles(
+        cache::Env::Default(), root, root == c->root() ? use : cache::RootUse::kReadOnly);
     if (!listed.ok()) {
       Complain(absl::StrCat(cache::QuotedForHumans(root), ": ", listed.status().message()));
       return kExitProblems;
@@ -148,9 +147,9 @@ int RemotePush() {
     bar.Step();
     absl::StatusOr<std::string> bytes =
         cache::Env::Default()->ReadFile(f.path, cache::kMaxEntryFileBytes);
-    absl::StatusOr<cache::EntryView> view =
-        bytes.ok() ? cache::CheckEntryFile(f.relative_path, *bytes)
-                   : absl::StatusOr<cache::EntryView>(bytes.status());
+    absl::StatusOr<cache::EntryView> view = bytes.ok()
+                                                ? cache::CheckEntryFile(f.relative_path, *bytes)
+                                                : absl::StatusOr<cache::EntryView>(bytes.status());
     if (!view.ok() || !f.untrusted.empty()) {
       ++bad;
       continue;

@@ -91,8 +91,7 @@ JITGEMM_EXPORT void jitgemm_plan_destroy(jitgemm_plan_t plan);
 /* The process-wide kernel cache (cache/disk_cache.h): counters since the
  * process started and what the writable root holds now. */
 typedef struct {
-  uint64_t hits, misses, shared, compiles, stores, corrupt, evictions, lock_waits,
-      store_failures;
+  uint64_t hits, misses, shared, compiles, stores, corrupt, evictions, lock_waits, store_failures;
   uint64_t entries, bytes; /* in the writable root; 0 when it cannot be read */
   const char* mode;        /* "off", "readonly", "readwrite" (static storage) */
   const char* root;        /* the writable root; valid until this thread's next call */
@@ -110,8 +109,7 @@ JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_add(const char* path,
 /* Reads the problems of the manifest at path into problems[0, capacity) and
  * sets *count to how many it lists (may exceed capacity: call again with a
  * larger array). InvalidArgument names the first bad field. */
-JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_read(const char* path,
-                                                      jitgemm_problem_t* problems,
+JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_read(const char* path, jitgemm_problem_t* problems,
                                                       int64_t capacity, int64_t* count);
 
 /* The message of the last failed call on this thread; "" if none. */
