@@ -1,6 +1,7 @@
 #include "cache/remote_tier.h"
 
 #include <openssl/rand.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <utility>
@@ -74,6 +75,12 @@ absl::StatusOr<RedisReply> RemoteTier::Run(const std::vector<std::string_view>& 
   std::unique_ptr<RedisConnection> conn;
   {
     absl::MutexLock lock(&mu_);
+    // A forked child must not talk on its parent's connections: both would
+    // read each other's replies.
+    if (pool_pid_ != ::getpid()) {
+      idle_.clear();
+      pool_pid_ = ::getpid();
+    }
     if (!idle_.empty()) {
       conn = std::move(idle_.back());
       idle_.pop_back();
@@ -97,7 +104,7 @@ absl::StatusOr<RedisReply> RemoteTier::Run(const std::vector<std::string_view>& 
   }
   if (!reply.ok()) errors_.fetch_add(1);  // a server error: the connection stays good
   absl::MutexLock lock(&mu_);
-  idle_.push_back(std::move(conn));
+  if (pool_pid_ == ::getpid()) idle_.push_back(std::move(conn));
   return reply;
 }
 

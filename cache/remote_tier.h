@@ -16,7 +16,7 @@
 // retry period.
 //
 // Thread safety: all methods may be called concurrently; connections are
-// pooled, one per concurrent caller.
+// pooled, one per concurrent caller, and not reused by a forked child.
 #ifndef JITGEMM_CACHE_REMOTE_TIER_H_
 #define JITGEMM_CACHE_REMOTE_TIER_H_
 
@@ -99,6 +99,8 @@ class RemoteTier {
   const RemoteSettings settings_;
   absl::Mutex mu_;
   std::vector<std::unique_ptr<RedisConnection>> idle_ ABSL_GUARDED_BY(mu_);
+  // The process the pooled connections belong to.
+  int pool_pid_ ABSL_GUARDED_BY(mu_) = 0;
   // Nanoseconds since the epoch until which the breaker is open; 0: closed.
   std::atomic<int64_t> open_until_ns_{0};
   std::atomic<uint64_t> hits_{0}, misses_{0}, rejected_{0}, stores_{0}, errors_{0}, lock_waits_{0},
