@@ -165,9 +165,13 @@ class DiskCache {
   // A small text kept in the writable root (v1/notes/<name>), or nullopt.
   // Notes are hints their readers check, never entries (disk_cache_notes.cc).
   std::optional<std::string> ReadNote(absl::string_view name);
+  // The fleet's copy of a note in the remote tier (verified like an entry),
+  // or nullopt.
+  std::optional<std::string> ReadRemoteNote(absl::string_view name);
   // Writes a note (kReadWrite only; failures are silent: a missing note
-  // only costs its reader the slow path).
-  void WriteNote(absl::string_view name, std::string_view text);
+  // only costs its reader the slow path), and with `publish` also to the
+  // remote tier.
+  void WriteNote(absl::string_view name, std::string_view text, bool publish = true);
 
   // Counts entries and bytes in the writable root.
   absl::StatusOr<CacheUsage> Usage();

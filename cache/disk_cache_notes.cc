@@ -3,7 +3,8 @@
 // made with, so a process served wholly from the cache need not load NVRTC
 // to learn it (jit/disk_tier.h). A note is a hint its reader checks; it is
 // read through the same folder rules as an entry and written like one
-// (temp file, rename).
+// (temp file, rename). A note written here is also published to the remote
+// tier, where a machine with an empty root finds the fleet's.
 #include "absl/strings/str_cat.h"
 #include "cache/disk_cache.h"
 #include "cache/folder_trust.h"
@@ -35,7 +36,15 @@ std::optional<std::string> DiskCache::ReadNote(absl::string_view name) {
   return std::move(text).value();
 }
 
-void DiskCache::WriteNote(absl::string_view name, std::string_view text) {
+std::optional<std::string> DiskCache::ReadRemoteNote(absl::string_view name) {
+  if (remote_ == nullptr) return std::nullopt;
+  return remote_->FetchNote(std::string_view(name.data(), name.size()));
+}
+
+void DiskCache::WriteNote(absl::string_view name, std::string_view text, bool publish) {
+  if (publish && remote_ != nullptr && text.size() <= kMaxNoteBytes) {
+    remote_->PublishNote(std::string_view(name.data(), name.size()), text);
+  }
   if (mode_ != CacheMode::kReadWrite || distrusted_.load() || text.size() > kMaxNoteBytes) return;
   const std::string dir = JoinPath(LayoutRoot(root_), "notes");
   if (!WritableRootTrusted(absl::StrCat(kLayoutDir, "/notes"), false, nullptr)) return;

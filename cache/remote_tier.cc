@@ -138,7 +138,11 @@ std::optional<std::string> RemoteTier::Verify(const CacheKey& key, EntryKind kin
 }
 
 std::optional<std::string> RemoteTier::Fetch(const CacheKey& key, EntryKind kind) {
-  const std::string name = RemoteEntryKey(key, kind);
+  return FetchAt(RemoteEntryKey(key, kind), key, kind);
+}
+
+std::optional<std::string> RemoteTier::FetchAt(const std::string& name, const CacheKey& key,
+                                               EntryKind kind) {
   // GETRANGE, not GET: a value over the bound arrives cut at bound + 1
   // bytes, so an oversized value costs no large allocation. Values are
   // never empty, so an empty reply is an absent key.
@@ -149,13 +153,38 @@ std::optional<std::string> RemoteTier::Fetch(const CacheKey& key, EntryKind kind
 }
 
 void RemoteTier::Publish(const CacheKey& key, EntryKind kind, std::string_view payload) {
+  PublishAt(RemoteEntryKey(key, kind), key, kind, payload);
+}
+
+void RemoteTier::PublishAt(const std::string& name, const CacheKey& key, EntryKind kind,
+                           std::string_view payload) {
   const std::string value = EncodeRemoteValue(key, kind, payload, settings_.secret);
   if (value.empty() || value.size() > settings_.max_value_bytes) {
     errors_.fetch_add(1);
     return;
   }
-  absl::StatusOr<RedisReply> reply = Run({"SET", RemoteEntryKey(key, kind), value});
+  absl::StatusOr<RedisReply> reply = Run({"SET", name, value});
   if (reply.ok()) stores_.fetch_add(1);
+}
+
+namespace {
+
+// The key text a note's envelope carries, so a note cannot pass for an
+// entry or another note.
+CacheKey NoteKey(std::string_view name) {
+  return MakeCacheKey(absl::StrCat("jitgemm-note v1\nname=", std::string(name), "\n"));
+}
+
+}  // namespace
+
+std::optional<std::string> RemoteTier::FetchNote(std::string_view name) {
+  return FetchAt(absl::StrCat("jitgemm:v1:note:", std::string(name)), NoteKey(name),
+                 EntryKind::kTuningRecord);
+}
+
+void RemoteTier::PublishNote(std::string_view name, std::string_view text) {
+  PublishAt(absl::StrCat("jitgemm:v1:note:", std::string(name)), NoteKey(name),
+            EntryKind::kTuningRecord, text);
 }
 
 RemoteLockResult RemoteTier::LockOrWait(const CacheKey& key, EntryKind kind, absl::Duration wait) {

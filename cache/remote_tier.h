@@ -70,6 +70,11 @@ class RemoteTier {
   // Publishes `payload` (signed when a secret is set). Failures are counted.
   void Publish(const CacheKey& key, EntryKind kind, std::string_view payload);
 
+  // A note (cache/disk_cache_notes.cc) shared by the fleet, under
+  // "jitgemm:v1:note:<name>", in the same signed envelope as entries.
+  std::optional<std::string> FetchNote(std::string_view name);
+  void PublishNote(std::string_view name, std::string_view text);
+
   // Takes the fleet lock of `key`, or waits while another process holds it:
   // until its value appears (returned), its lock vanishes (taken over), or
   // `wait` passes or the tier fails (neither field set: compile unlocked).
@@ -95,6 +100,9 @@ class RemoteTier {
   absl::StatusOr<RedisReply> Run(const std::vector<std::string_view>& args);
   void Trip(const absl::Status& why);
   std::optional<std::string> Verify(const CacheKey& key, EntryKind kind, const RedisReply& reply);
+  std::optional<std::string> FetchAt(const std::string& name, const CacheKey& key, EntryKind kind);
+  void PublishAt(const std::string& name, const CacheKey& key, EntryKind kind,
+                 std::string_view payload);
 
   const RemoteSettings settings_;
   absl::Mutex mu_;

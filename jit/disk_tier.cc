@@ -82,9 +82,16 @@ absl::StatusOr<int> NvrtcVersionForKey() {
   }
   // The note a process that opened NVRTC left in the cache: the same answer
   // without opening it (most of a warm process's first plan otherwise).
-  static const std::optional<int> kNoted = [] {
-    std::optional<std::string> note = cache::DiskCache::Default()->ReadNote(kNoteName);
-    return note ? VersionFromNote(*note) : std::nullopt;
+  static const std::optional<int> kNoted = []() -> std::optional<int> {
+    cache::DiskCache& disk = *cache::DiskCache::Default();
+    std::optional<std::string> note = disk.ReadNote(kNoteName);
+    if (std::optional<int> v = note ? VersionFromNote(*note) : std::nullopt) return v;
+    // A machine of the fleet with an empty root: the note another machine
+    // published holds if this machine's library is the same file.
+    note = disk.ReadRemoteNote(kNoteName);
+    std::optional<int> v = note ? VersionFromNote(*note) : std::nullopt;
+    if (v) disk.WriteNote(kNoteName, *note, /*publish=*/false);
+    return v;
   }();
   if (kNoted) return *kNoted;
   absl::StatusOr<int> v = NvrtcVersion();

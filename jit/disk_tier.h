@@ -15,8 +15,9 @@ namespace jitgemm::jit {
 // the cache root (v1/notes/nvrtc) by the last process that opened NVRTC,
 // while the variables that choose the library and the library file itself
 // are unchanged, so a process served wholly from the cache never opens
-// NVRTC; else NVRTC's own answer (and the note is written); else, with no
-// NVRTC at all, the CUDA version the library was built with.
+// NVRTC; else the same note published in the remote tier by another machine
+// (kept locally when it holds here); else NVRTC's own answer (and the note is written); else, with
+// no NVRTC at all, the CUDA version the library was built with.
 absl::StatusOr<int> NvrtcVersionForKey();
 
 // Writes the cache root's NVRTC note for the NVRTC this process opened.

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/nvrtc_compiler.h"
+#include "tests/cache/redis_server.h"
 #include "tests/cache/test_util.h"
 
 namespace jitgemm::jit {
@@ -99,6 +100,24 @@ TEST_F(NvrtcNoteTest, WrongVersionInTheNoteIsCorrectedAtTheFirstCompile) {
   EXPECT_EQ(after.compiled, 0);
   EXPECT_EQ(after.loaded, 0);
   EXPECT_EQ(after.version, *NvrtcVersion());
+}
+
+// The remote tier carries the note: a machine with an empty root and a warm
+// Redis is served without opening NVRTC when its library is the same file.
+TEST_F(NvrtcNoteTest, AnEmptyRootUsesTheNoteTheFleetPublished) {
+  absl::StatusOr<std::unique_ptr<cache::testing::RedisServer>> server =
+      cache::testing::RedisServer::Start(dir_.path());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string remote = "JITGEMM_REMOTE_CACHE=" + (*server)->Url();
+  Probe a = RunProbe(dir_.Sub("machine-a"), "--kernel=48", remote);
+  EXPECT_EQ(a.compiled, 1);
+  EXPECT_EQ(a.loaded, 1);
+  Probe b = RunProbe(dir_.Sub("machine-b"), "--kernel=48", remote);
+  EXPECT_EQ(b.compiled, 0);
+  EXPECT_EQ(b.loaded, 0) << "NVRTC was opened though kernel and note came from the remote";
+  EXPECT_EQ(b.version, a.version);
+  // And b kept the note: without the remote it still does not open NVRTC.
+  EXPECT_EQ(RunProbe(dir_.Sub("machine-b"), "--kernel=48").loaded, 0);
 }
 
 }  // namespace
