@@ -32,6 +32,7 @@ DiskCache::DiskCache(CacheSettings settings, Env* env) : env_(env), settings_(st
 std::shared_ptr<DiskCache> DiskCache::Open(CacheSettings settings, Env* env) {
   std::shared_ptr<DiskCache> cache(new DiskCache(std::move(settings), env));
   cache->CheckRoots();
+  cache->remote_ = RemoteTier::Open(cache->settings_.remote);
   return cache;
 }
 
@@ -178,6 +179,7 @@ CacheCounters DiskCache::counters() const {
   c.evictions = evictions_.load();
   c.lock_waits = lock_waits_.load();
   c.store_failures = store_failures_.load();
+  c.remote_hits = remote_hits_.load();
   return c;
 }
 
@@ -191,6 +193,7 @@ void DiskCache::WarnOnce(std::atomic<bool>* flag, absl::string_view message) {
 
 std::optional<std::string> DiskCache::Lookup(const CacheKey& key, EntryKind kind) {
   std::optional<std::string> found = Find(key, kind);
+  if (!found) found = FetchRemote(key, kind);
   (found ? hits_ : misses_).fetch_add(1);
   return found;
 }
@@ -258,7 +261,22 @@ std::optional<std::string> DiskCache::ReadTier(const std::string& root, bool wri
   return std::move(payload).value();
 }
 
+std::optional<std::string> DiskCache::FetchRemote(const CacheKey& key, EntryKind kind) {
+  if (remote_ == nullptr) return std::nullopt;
+  std::optional<std::string> found = remote_->Fetch(key, kind);
+  if (found) {
+    remote_hits_.fetch_add(1);
+    StoreLocal(key, kind, *found);
+  }
+  return found;
+}
+
 void DiskCache::Store(const CacheKey& key, EntryKind kind, std::string_view payload) {
+  StoreLocal(key, kind, payload);
+  if (remote_ != nullptr) remote_->Publish(key, kind, payload);
+}
+
+void DiskCache::StoreLocal(const CacheKey& key, EntryKind kind, std::string_view payload) {
   if (mode_ != CacheMode::kReadWrite || distrusted_.load()) return;
   absl::StatusOr<uint64_t> written = Publish(key, kind, payload);
   if (written.ok()) {
@@ -367,11 +385,28 @@ absl::StatusOr<std::string> DiskCache::CreateLocked(
       return std::move(found).value();
     }
   }
+  // The local lock first, so the processes of one machine ask the fleet
+  // one at a time; then the fleet's.
+  RemoteLockResult fleet;
+  if (remote_ != nullptr) {
+    if (std::optional<std::string> found = FetchRemote(key, kind)) {
+      *from_disk = true;
+      return std::move(found).value();
+    }
+    fleet = remote_->LockOrWait(key, kind, settings_.lock_timeout);
+    if (fleet.payload) {
+      remote_hits_.fetch_add(1);
+      StoreLocal(key, kind, *fleet.payload);
+      *from_disk = true;
+      return std::move(fleet.payload).value();
+    }
+  }
   compiles_.fetch_add(1);
   absl::StatusOr<std::string> created = create();
-  // Stored while the lock is still held, so a waiter that takes it next finds
-  // the entry instead of compiling again.
+  // Stored (and published) while the locks are still held, so a waiter that
+  // takes one next finds the entry instead of compiling again.
   if (created.ok()) Store(key, kind, *created);
+  if (remote_ != nullptr) remote_->Unlock(key, kind, fleet.token);
   return created;
 }
 

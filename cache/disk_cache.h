@@ -15,6 +15,11 @@
 // and a failed store is counted and logged once. Only the caller's own
 // `create` error is ever returned.
 //
+// With a remote tier (settings.remote, cache/remote_tier.h) a local miss is
+// looked up remotely; a verified remote hit is written to the writable root;
+// an entry created here is published. GetOrCreate then also takes the key's
+// fleet lock after its local one, so one process of the fleet creates.
+//
 // Thread safety: all methods may be called concurrently. GetOrCreate runs
 // `create` once per key among the threads of this process (single-flight) and,
 // through a per-key flock, once among processes sharing the root, unless
@@ -51,6 +56,7 @@
 #include "cache/entry_listing.h"
 #include "cache/env.h"
 #include "cache/key.h"
+#include "cache/remote_tier.h"
 #include "cache/settings.h"
 #include "cache/single_flight.h"
 
@@ -68,6 +74,7 @@ struct CacheCounters {
   uint64_t evictions = 0;       // entries removed by Prune
   uint64_t lock_waits = 0;      // key locks found held by someone else
   uint64_t store_failures = 0;  // stores that failed (swallowed)
+  uint64_t remote_hits = 0;     // of `hits`: served by the remote tier
 };
 
 // Entries and bytes (file sizes) under the writable root.
@@ -96,7 +103,8 @@ class DiskCache {
   // first use and never destroyed.
   static std::shared_ptr<DiskCache> Default();
 
-  // The payload stored under `key`, searching read-only roots first. A corrupt
+  // The payload stored under `key`, searching read-only roots first, then the
+  // writable root, then the remote tier. A corrupt
   // entry counts in `corrupt`, is removed if it is in the writable root, and
   // the search goes on. A hit in the writable root refreshes its LRU time.
   std::optional<std::string> Lookup(const CacheKey& key, EntryKind kind);
@@ -104,7 +112,8 @@ class DiskCache {
   // Publishes `payload` under `key` (temp file, fsync, rename). Failures
   // (ENOSPC, EDQUOT, EXDEV, EBUSY, ...) are swallowed: counted, logged once,
   // and the temp file removed. Does nothing unless the mode is kReadWrite.
-  // May evict old entries when the cap is exceeded.
+  // May evict old entries when the cap is exceeded. Also publishes to the
+  // remote tier, whatever the mode.
   void Store(const CacheKey& key, EntryKind kind, std::string_view payload);
 
   // Lookup; on a miss, create once (see the class comment) and Store. Returns
@@ -131,6 +140,9 @@ class DiskCache {
   // The read-only roots that passed the checks at Open.
   const std::vector<std::string>& readonly_roots() const { return readonly_roots_; }
   const CacheSettings& settings() const { return settings_; }
+  // The remote tier, or nullptr when none is configured (or usable in this
+  // build).
+  RemoteTier* remote() const { return remote_.get(); }
   // The keys of settings().trusted_keys, loaded at Open; nullptr when none
   // were configured. Configured keys that fail to load leave an empty set,
   // which trusts nothing: a typo must not turn the check off.
@@ -149,6 +161,17 @@ class DiskCache {
   // old. Younger temp files may belong to a live writer and are kept. Runs
   // with the default once per process, at its first store.
   void CleanTempFiles(absl::Duration older_than = absl::Hours(1));
+
+  // A small text kept in the writable root (v1/notes/<name>), or nullopt.
+  // Notes are hints their readers check, never entries (disk_cache_notes.cc).
+  std::optional<std::string> ReadNote(absl::string_view name);
+  // The fleet's copy of a note in the remote tier (verified like an entry),
+  // or nullopt.
+  std::optional<std::string> ReadRemoteNote(absl::string_view name);
+  // Writes a note (kReadWrite only; failures are silent: a missing note
+  // only costs its reader the slow path), and with `publish` also to the
+  // remote tier.
+  void WriteNote(absl::string_view name, std::string_view text, bool publish = true);
 
   // Counts entries and bytes in the writable root.
   absl::StatusOr<CacheUsage> Usage();
@@ -193,6 +216,10 @@ class DiskCache {
   absl::StatusOr<std::string> CreateLocked(const CacheKey& key, EntryKind kind,
                                            absl::FunctionRef<absl::StatusOr<std::string>()> create,
                                            bool* from_disk);
+  // Store without the remote tier.
+  void StoreLocal(const CacheKey& key, EntryKind kind, std::string_view payload);
+  // The remote tier's verified payload, written to the writable root.
+  std::optional<std::string> FetchRemote(const CacheKey& key, EntryKind kind);
   // Returns the bytes written, 0 when an equivalent entry was already there.
   absl::StatusOr<uint64_t> Publish(const CacheKey& key, EntryKind kind, std::string_view payload);
   absl::StatusOr<std::unique_ptr<FileLock>> LockKey(const CacheKey& key, EntryKind kind);
@@ -218,6 +245,8 @@ class DiskCache {
   // -> size and checksum; written only by Open.
   std::map<std::string, std::map<std::string, BundleFile>> signed_listings_;
   std::optional<TrustedKeys> trusted_keys_;
+  std::unique_ptr<RemoteTier> remote_;
+  std::atomic<uint64_t> remote_hits_{0};
 
   SingleFlight flights_;
 

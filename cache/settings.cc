@@ -150,6 +150,8 @@ CacheSettings SettingsFromVariables(const GetEnvFunction& getenv) {
                                         "' is not a number of seconds; using 120"));
     }
   }
+  s.remote = RemoteSettingsFromVariables(getenv);
+  s.problems.insert(s.problems.end(), s.remote.problems.begin(), s.remote.problems.end());
   return s;
 }
 

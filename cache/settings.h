@@ -17,6 +17,7 @@
 //   JITGEMM_CACHE_LOCK_TIMEOUT_S  how long a process waits for another's
 //                               compile of the same key before compiling
 //                               itself (default 120)
+//   JITGEMM_REMOTE_CACHE...     the remote tier: cache/remote_settings.h
 //
 // A value that does not parse keeps the default and is reported in
 // `problems`, which DiskCache prints once.
@@ -34,6 +35,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cache/remote_settings.h"
 
 namespace jitgemm::cache {
 
@@ -59,15 +61,15 @@ struct CacheSettings {
   uint64_t max_bytes = kDefaultMaxBytes;
   // How long GetOrCreate waits on another holder of a key's lock.
   absl::Duration lock_timeout = absl::Seconds(120);
+  // The shared remote tier (cache/remote_settings.h); off unless
+  // $JITGEMM_REMOTE_CACHE is set.
+  RemoteSettings remote;
   // Settings that did not parse, one line each; not configuration.
   std::vector<std::string> problems;
 
   static CacheSettings FromEnvironment();
 };
 
-// Reads variables through `getenv` instead of the process environment, so
-// tests need not mutate it.
-using GetEnvFunction = std::function<std::optional<std::string>(absl::string_view name)>;
 CacheSettings SettingsFromVariables(const GetEnvFunction& getenv);
 
 // The default writable root for these variables: $JITGEMM_CACHE_DIR (only if

@@ -1,5 +1,6 @@
 #include "jit/kernel_store.h"
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
   JITGEMM_ASSIGN_OR_RETURN(const int nvrtc_version, NvrtcVersionForKey());
   const std::string key = KeyText(source, arch, nvrtc_version);
   bool ran = false;
+  bool stale_note = false;
   auto result = binaries_.Get(
       key,
       [&]() -> absl::StatusOr<std::shared_ptr<const KernelBinary>> {
@@ -70,6 +72,13 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
                 " is not in the cache and run-time compilation is off (JITGEMM_JIT=off)"));
           }
           if (absl::StatusOr<int> real = NvrtcVersion(); real.ok() && *real != nvrtc_version) {
+            if (std::getenv("JITGEMM_NVRTC_VERSION") == nullptr) {
+              // The cache's note was stale (NVRTC is open now, so the next
+              // key is right): correct it for the next process and retry.
+              RecordNvrtcNote();
+              stale_note = true;
+              return absl::AbortedError("stale NVRTC note");
+            }
             return absl::FailedPreconditionError(
                 absl::StrCat("JITGEMM_NVRTC_VERSION says ", nvrtc_version,
                              " but the NVRTC found is ", *real, "; unset it or correct it"));
@@ -96,6 +105,7 @@ absl::StatusOr<std::shared_ptr<const KernelBinary>> KernelStore::GetBinary(
         return std::make_shared<const KernelBinary>(std::move(binary));
       },
       &ran);
+  if (stale_note) return GetBinary(source, arch, options);
   if (!ran && result.ok()) {
     ++memory_hits_;
     if (options.compiled != nullptr) *options.compiled = false;

@@ -1,8 +1,10 @@
 #include "jit/nvrtc_compiler.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <nvrtc.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <regex>
@@ -16,7 +18,10 @@
 namespace jitgemm::jit {
 namespace {
 
+std::atomic<bool> g_loaded{false};
+
 struct NvrtcApi {
+  std::string path;
   const char* (*nvrtcGetErrorString)(nvrtcResult);
   nvrtcResult (*nvrtcVersion)(int*, int*);
   nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int,
@@ -59,7 +64,12 @@ absl::StatusOr<NvrtcApi> Load() {
         absl::StrCat("NVRTC not found (tried ", tried,
                      "); set JITGEMM_NVRTC_LIBRARY, or run from a warmed cache"));
   }
+  g_loaded = true;
   NvrtcApi api{};
+  if (link_map* map = nullptr;
+      dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
+    api.path = map->l_name;
+  }
   bool ok = true;
   auto resolve = [&](const char* name, auto** fn) {
     void* p = dlsym(lib, name);
@@ -104,6 +114,24 @@ absl::StatusOr<int> NvrtcVersion() {
   int major = 0, minor = 0;
   (*api)->nvrtcVersion(&major, &minor);
   return major * 1000 + minor * 10;
+}
+
+bool NvrtcLoaded() { return g_loaded.load(); }
+
+absl::StatusOr<std::string> NvrtcLibraryPath() {
+  auto api = GetNvrtc();
+  if (!api.ok()) return api.status();
+  if ((*api)->path.empty()) return absl::NotFoundError("the dynamic loader names no NVRTC file");
+  return (*api)->path;
+}
+
+std::string NvrtcSelection() {
+  std::string out;
+  for (const char* var : {"JITGEMM_NVRTC_LIBRARY", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"}) {
+    const char* v = std::getenv(var);
+    absl::StrAppend(&out, var, "=", v == nullptr ? "<unset>" : v, ";");
+  }
+  return out;
 }
 
 std::vector<std::string> CompileOptions(const std::string& arch) {

@@ -36,6 +36,17 @@ struct CompiledKernel {
 // FailedPrecondition when libnvrtc cannot be loaded.
 absl::StatusOr<int> NvrtcVersion();
 
+// Whether this process has opened libnvrtc (NvrtcVersion or Compile ran).
+bool NvrtcLoaded();
+
+// The file of the libnvrtc this process opened (loading it if needed).
+absl::StatusOr<std::string> NvrtcLibraryPath();
+
+// The variables that choose which libnvrtc is opened (JITGEMM_NVRTC_LIBRARY,
+// CUDA_HOME, CUDA_PATH, LD_LIBRARY_PATH), as one text: a recorded NVRTC
+// version holds only while this text and the library file are unchanged.
+std::string NvrtcSelection();
+
 // The options every compile uses (part of the cache key).
 std::vector<std::string> CompileOptions(const std::string& arch);
 

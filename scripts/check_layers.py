@@ -51,6 +51,9 @@ TOOL_INTERNALS = {
     "cache/bundle.h",
     "cache/disk_cache.h",
     "cache/layout.h",
+    # jitgemm-cache remote: the remote tier and the entries it pushes.
+    "cache/remote_tier.h",
+    "cache/entry_listing.h",
     # Escaping of the paths and names the tools print.
     "cache/log.h",
     # Signing bundles and keygen (jitgemm-cache export --sign-key, keygen).

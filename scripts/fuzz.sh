@@ -9,7 +9,7 @@
 #
 # Usage: scripts/fuzz.sh [seconds] [target...]
 #   seconds  per target, default 60
-#   target   manifest cache_entry tuning_record bundle_manifest kernel_binary (default: all)
+#   target   manifest cache_entry tuning_record bundle_manifest kernel_binary remote_value (default: all)
 # Environment:
 #   JITGEMM_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
 #   JITGEMM_FUZZ_FLAGS      extra libFuzzer flags, e.g. "-jobs=2 -workers=2"
@@ -19,7 +19,7 @@
 # read (see docs/fuzzing.md for merging finds back into it).
 set -uo pipefail
 
-readonly kAllTargets=(manifest cache_entry tuning_record bundle_manifest kernel_binary)
+readonly kAllTargets=(manifest cache_entry tuning_record bundle_manifest kernel_binary remote_value)
 seconds=${1:-60}
 if ! [[ ${seconds} =~ ^[0-9]+$ ]] || ((seconds == 0)); then
   echo "usage: $0 [seconds] [target...]   (seconds: a positive integer)" >&2

@@ -3,7 +3,7 @@
 # The CUDA 13 toolkit itself is expected at /usr/local/cuda or on PATH.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libabsl-dev libxxhash-dev nlohmann-json3-dev libssl-dev libgtest-dev
-      libgmock-dev python3)
+      libgmock-dev python3 libhiredis-dev redis-server)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -23,10 +23,24 @@ done
 cp -P "$build"/api/libjitgemm.so* "$out/lib/"
 for f in "$out"/*; do
   [ -f "$f" ] || continue
-  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock|libcrypto' || true
+  ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libjitgemm|libgtest|libgmock|libcrypto|libhiredis' || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$out/lib/"; done
 # Debug info is not needed there and would push the folder past what travels.
 find "$out" -type f \( -perm -u+x -o -name '*.so*' \) -exec strip --strip-debug {} + 2>/dev/null || true
+# Debian's redis-server and the libraries it needs beyond the C runtime, for
+# scripts/remote_cache_demo.sh (the GPU machine has neither the package nor a
+# network). Its libraries go to lib/redis/, used for it alone. The binary
+# decides by its name to be the server, so it keeps that name.
+if redis=$(command -v redis-server); then
+  mkdir -p "$out/lib/redis"
+  cp -L "$redis" "$out/redis-server"
+  ldd "$redis" | awk '/=> \//{print $3}' |
+    grep -vE '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" "$out/lib/redis/"; done
+else
+  echo "warning: redis-server not found; the carry cannot run scripts/remote_cache_demo.sh" >&2
+fi
+cp "$top/scripts/remote_cache_demo.sh" "$out/"
 cp "$top/scripts/gpu_session.sh" "$out/"
 cp -r "$top/examples/manifests" "$out/"
 du -sh "$out"

@@ -20,7 +20,8 @@ if [ "${JITGEMM_NO_TORCH:-0}" != 1 ] && python3 -m venv -h >/dev/null 2>&1; then
   fi
   [ -x "$venv/bin/python" ] && py_args=(-DJITGEMM_PYTHON="$venv/bin/python")
 fi
-cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${py_args[@]}"
+cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DJITGEMM_REQUIRE_REMOTE_CACHE=ON "${py_args[@]}"
 cmake --build "$build" -j"$(nproc)"
 # The package as a user installs it (pip install ./python, scikit-build-core):
 # build it into a folder and import it from there, with no JITGEMM_LIBRARY.

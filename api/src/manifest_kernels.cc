@@ -13,6 +13,7 @@
 #include "jit/disk_tier.h"
 #include "jit/driver_api.h"
 #include "jit/launcher.h"
+#include "jit/nvrtc_compiler.h"
 #include "jit/source_closure.h"
 #include "jitgemm/problem.h"
 
@@ -120,5 +121,7 @@ jit::KernelStoreCounters KernelStoreCounters() { return jit::KernelStore::Global
 int LibraryAbiVersion() { return jit::kLibraryAbiVersion; }
 const std::set<std::string>& KernelSourcesHashes() { return jit::AllKernelSourcesHashes(); }
 absl::StatusOr<int> NvrtcVersionForKey() { return jit::NvrtcVersionForKey(); }
+
+bool NvrtcOpened() { return jit::NvrtcLoaded(); }
 
 }  // namespace jitgemm::tools

@@ -89,6 +89,9 @@ jit::KernelStoreCounters KernelStoreCounters();
 int LibraryAbiVersion();
 // Every sources hash a kernel key of this build can carry.
 const std::set<std::string>& KernelSourcesHashes();
+// Whether this process has opened NVRTC (jit::NvrtcLoaded).
+bool NvrtcOpened();
+
 // The NVRTC version keys use (jit::NvrtcVersionForKey).
 absl::StatusOr<int> NvrtcVersionForKey();
 

@@ -27,6 +27,9 @@ namespace {
 
 struct Options {
   std::string root, key, creates, out, stats;
+  // The remote tier: a redis:// URL, its HMAC secret, and where to write
+  // its counters (hits misses rejected stores errors lock_waits trips).
+  std::string remote, secret, remote_stats;
   EntryKind kind = EntryKind::kCubin;
   int ready_fd = -1, go_fd = -1;
   bool lock_eperm = false, create_forever = false;
@@ -52,6 +55,12 @@ bool Parse(int argc, char** argv, Options* o) {
       o->out = value;
     else if (name == "--stats")
       o->stats = value;
+    else if (name == "--remote")
+      o->remote = value;
+    else if (name == "--secret")
+      o->secret = value;
+    else if (name == "--remote-stats")
+      o->remote_stats = value;
     else if (name == "--kind")
       o->kind = value == "tuning" ? EntryKind::kTuningRecord : EntryKind::kCubin;
     else if (name == "--ready-fd")
@@ -132,6 +141,13 @@ int Run(const Options& o) {
   settings.mode = CacheMode::kReadWrite;
   settings.max_bytes = uint64_t{1} << 40;
   settings.lock_timeout = absl::Milliseconds(o.lock_timeout_ms);
+  if (!o.remote.empty()) {
+    absl::StatusOr<RemoteEndpoint> endpoint = ParseRemoteUrl(o.remote);
+    if (!endpoint.ok()) return 2;
+    settings.remote.enabled = true;
+    settings.remote.endpoint = *endpoint;
+    settings.remote.secret = o.secret;
+  }
   std::shared_ptr<DiskCache> cache = DiskCache::Open(settings, &fault_env);
   if (cache->mode() != CacheMode::kReadWrite) return 3;
 
@@ -181,6 +197,12 @@ int Run(const Options& o) {
     CacheCounters c = cache->counters();
     WriteFile(o.stats, absl::StrCat(c.hits, " ", c.misses, " ", c.compiles, " ", c.stores, " ",
                                     c.lock_waits, " ", c.store_failures, " ", c.corrupt, "\n"));
+  }
+  if (!o.remote_stats.empty() && cache->remote() != nullptr) {
+    RemoteCounters r = cache->remote()->counters();
+    WriteFile(o.remote_stats,
+              absl::StrCat(r.hits, " ", r.misses, " ", r.rejected, " ", r.stores, " ", r.errors,
+                           " ", r.lock_waits, " ", r.breaker_trips, "\n"));
   }
   return *result == expected ? 0 : 5;
 }

@@ -16,6 +16,7 @@
 #include "cache/entry.h"
 #include "cache/entry_listing.h"
 #include "cache/key.h"
+#include "cache/remote_value.h"
 #include "cache/tuning_record.h"
 #include "jit/kernel_store.h"
 #include "xxhash.h"
@@ -179,6 +180,100 @@ std::string CheckCacheEntry(std::string_view bytes) {
   return "";
 }
 
+// --- remote value ----------------------------------------------------------
+
+namespace {
+
+// The inner entry's key text, or "" when there is no readable one: the
+// reader is always asked for the key the value claims, so the fuzzer gets
+// past the key check.
+CacheKey ClaimedKey(std::string_view value) {
+  bool is_signed = false;
+  absl::StatusOr<std::string_view> entry = cache::RemoteValueEntry(value, &is_signed);
+  if (entry.ok()) {
+    if (absl::StatusOr<cache::EntryView> view = cache::ParseEntry(*entry); view.ok()) {
+      return cache::MakeCacheKey(std::string(view->key_text));
+    }
+  }
+  return cache::MakeCacheKey("");
+}
+
+EntryKind ClaimedKind(std::string_view value) {
+  bool is_signed = false;
+  absl::StatusOr<std::string_view> entry = cache::RemoteValueEntry(value, &is_signed);
+  if (entry.ok()) {
+    if (absl::StatusOr<cache::EntryView> view = cache::ParseEntry(*entry); view.ok()) {
+      return view->kind;
+    }
+  }
+  return EntryKind::kCubin;
+}
+
+std::string CheckRemoteBytes(std::string_view bytes) {
+  const CacheKey key = ClaimedKey(bytes);
+  const EntryKind kind = ClaimedKind(bytes);
+  absl::StatusOr<std::string> with = cache::DecodeRemoteValue(bytes, key, kind, kFuzzRemoteSecret);
+  absl::StatusOr<std::string> without = cache::DecodeRemoteValue(bytes, key, kind, "");
+  for (const absl::StatusOr<std::string>* r : {&with, &without}) {
+    if (!r->ok() && r->status().code() != absl::StatusCode::kDataLoss &&
+        r->status().code() != absl::StatusCode::kPermissionDenied) {
+      return absl::StrCat("DecodeRemoteValue failed with ", r->status().ToString());
+    }
+  }
+  if (with.ok() && !without.ok()) return "accepted with the secret but not without it";
+  if (!without.ok() && without.status().code() != absl::StatusCode::kDataLoss) {
+    return "refused without a secret for a reason other than DataLoss";
+  }
+  if (!without.ok()) return "";
+  bool is_signed = false;
+  (void)cache::RemoteValueEntry(bytes, &is_signed);
+  if (!is_signed && with.ok()) return "accepted an unsigned value while holding a secret";
+  if (with.ok()) {
+    const std::string again = cache::EncodeRemoteValue(key, kind, *with, kFuzzRemoteSecret);
+    if (again != bytes) return "a signed value does not re-encode to the same bytes";
+  }
+  if (!is_signed && cache::EncodeRemoteValue(key, kind, *without, "") != bytes) {
+    return "an unsigned value does not re-encode to the same bytes";
+  }
+  absl::StatusOr<std::string> other =
+      cache::DecodeRemoteValue(bytes, cache::MakeCacheKey(key.text + "\n"), kind, "");
+  return WantCode(other.status(), absl::StatusCode::kDataLoss, "DecodeRemoteValue of another key");
+}
+
+}  // namespace
+
+bool RemoteValueAccepted(std::string_view bytes) {
+  return cache::DecodeRemoteValue(bytes, ClaimedKey(bytes), ClaimedKind(bytes), kFuzzRemoteSecret)
+      .ok();
+}
+
+std::string CheckRemoteValue(std::string_view bytes) {
+  if (std::string e = CheckRemoteBytes(bytes); !e.empty()) return absl::StrCat("as given: ", e);
+  // Reseal: the entry's checksum and, for a value flagged signed, its MAC,
+  // so the accepting path is fuzzed too.
+  if (bytes.size() <
+      cache::kRemoteHeaderBytes + cache::kEntryHeaderBytes + cache::kEntryTrailerBytes) {
+    return "";
+  }
+  std::string sealed(bytes);
+  const size_t body = sealed.size() - cache::kEntryTrailerBytes;
+  const uint64_t sum =
+      XXH3_64bits(sealed.data() + cache::kRemoteHeaderBytes, body - cache::kRemoteHeaderBytes);
+  for (size_t i = 0; i < 8; ++i) sealed[body + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  bool is_signed = false;
+  absl::StatusOr<std::string_view> entry = cache::RemoteValueEntry(sealed, &is_signed);
+  if (entry.ok() && is_signed) {
+    if (absl::StatusOr<cache::EntryView> view = cache::ParseEntry(*entry); view.ok()) {
+      const std::string resigned =
+          cache::EncodeRemoteValue(cache::MakeCacheKey(std::string(view->key_text)), view->kind,
+                                   view->payload, kFuzzRemoteSecret);
+      sealed.replace(16, 32, resigned, 16, 32);
+    }
+  }
+  if (std::string e = CheckRemoteBytes(sealed); !e.empty()) return absl::StrCat("resealed: ", e);
+  return "";
+}
+
 // --- tuning record ---------------------------------------------------------
 
 std::string CheckTuningRecord(std::string_view bytes) {
@@ -276,6 +371,7 @@ const std::vector<FuzzTarget>& FuzzTargets() {
        [](std::string_view b) { return cache::TuningRecord::FromJson(b).ok(); }},
       {"bundle_manifest", &CheckBundleManifest,
        [](std::string_view b) { return cache::BundleManifest::FromJson(b).ok(); }},
+      {"remote_value", &CheckRemoteValue, &RemoteValueAccepted},
       {"kernel_binary", &CheckKernelBinary,
        [](std::string_view b) {
          return jit::DeserializeBinary(absl::string_view(b.data(), b.size())).ok();

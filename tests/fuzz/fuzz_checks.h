@@ -57,6 +57,19 @@ std::string CheckBundleManifest(std::string_view bytes);
 // SerializeBinary and DeserializeBinary unchanged.
 std::string CheckKernelBinary(std::string_view bytes);
 
+// The secret the remote_value target signs and checks with.
+inline constexpr char kFuzzRemoteSecret[] = "jitgemm-fuzz-remote-secret-0123";
+
+// jitgemm::cache::DecodeRemoteValue (the remote tier's reader) with a secret
+// and without, under the key text of the inner entry, on the bytes as given
+// and again with the entry checksum and the HMAC recomputed (so the fuzzer
+// reaches past both): a refusal is DataLoss or PermissionDenied and never
+// happens without a reason; an accepted value re-encodes to the same bytes,
+// and a value accepted with the secret is accepted without it.
+std::string CheckRemoteValue(std::string_view bytes);
+// Whether the reader, holding kFuzzRemoteSecret, accepts `bytes`.
+bool RemoteValueAccepted(std::string_view bytes);
+
 // Every target above, in a fixed order.
 const std::vector<FuzzTarget>& FuzzTargets();
 

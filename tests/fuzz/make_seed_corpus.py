@@ -9,6 +9,8 @@ its own failing test in corpus_replay_test.cc; other names describe what the
 seed covers.
 """
 import ctypes
+import hashlib
+import hmac
 import json
 import os
 import struct
@@ -218,6 +220,36 @@ def cache_entries() -> None:
     write(t, "reject_flipped_key_byte.bin", bytes(flipped))
 
 
+# --- remote value (cache/remote_value.h) -------------------------------------
+
+REMOTE_SECRET = b"jitgemm-fuzz-remote-secret-0123"  # kFuzzRemoteSecret
+
+
+def remote(inner: bytes, signed=True, secret=REMOTE_SECRET, flags=None, version=1,
+           magic=b"JGMREMOT") -> bytes:
+    head = magic + struct.pack("<II", version, (1 if signed else 0) if flags is None else flags)
+    mac = hmac.new(secret, head + inner, hashlib.sha256).digest() if signed else bytes(32)
+    return head + mac + inner
+
+
+def remote_values() -> None:
+    t = "remote_value"
+    good = remote(entry())
+    write(t, "accept_signed_cubin.bin", good)
+    write(t, "accept_signed_tuning_record.bin", remote(entry(kind=1, payload=record().encode())))
+    write(t, "reject_unsigned_with_secret.bin", remote(entry(), signed=False))
+    write(t, "reject_wrong_secret.bin", remote(entry(), secret=b"not-the-fleet-secret-at-all"))
+    write(t, "reject_signed_flag_cleared.bin", good[:12] + struct.pack("<I", 0) + good[16:])
+    write(t, "reject_unknown_flags.bin", remote(entry(), flags=3))
+    write(t, "reject_version_2.bin", remote(entry(), version=2))
+    write(t, "reject_bad_magic.bin", remote(entry(), magic=b"JGMCACHE"))
+    write(t, "reject_header_only.bin", good[:48])
+    write(t, "reject_truncated.bin", good[: len(good) - 9])
+    write(t, "reject_inner_checksum.bin", remote(entry(seal=False)))
+    write(t, "reject_inner_payload_size_2pow40.bin", remote(entry(payload_size=2**40)))
+    write(t, "reject_empty.bin", b"")
+
+
 # --- kernel binary ----------------------------------------------------------
 
 def binary(magic="jitgemm-kernel-binary-1", name="gemm_sm80_bf16_128x128x32_s3",
@@ -292,6 +324,7 @@ def main() -> int:
     cache_entries()
     bundle_manifests()
     kernel_binaries()
+    remote_values()
     return 0
 
 

@@ -45,6 +45,8 @@ int ExportCommand();
 int ImportCommand();
 int VerifyBundleCommand();
 int KeygenCommand();
+// remote stats | push | pull (tools/cache/remote.cc).
+int RemoteCommand(const std::string& sub);
 
 // "123456", "512M", "4G", "1.5G" is not accepted; K, M, G, T are powers of
 // 1024, with an optional "B" or "iB".

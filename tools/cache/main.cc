@@ -10,6 +10,7 @@
 //   jitgemm-cache import --from=DIR|FILE.tar
 //   jitgemm-cache verify-bundle --from=DIR|FILE.tar [--arch=sm_90a] [--list]
 //   jitgemm-cache keygen --out=PREFIX      (PREFIX.key private, PREFIX.pub public)
+//   jitgemm-cache remote stats | push [--from=DIR] | pull --manifest=.. [--arch=..]
 //
 // The cache is the one a jitgemm process would use: JITGEMM_CACHE_DIR (else
 // $XDG_CACHE_HOME/jitgemm, else ~/.cache/jitgemm), JITGEMM_CACHE_READONLY_DIRS,
@@ -65,6 +66,9 @@ constexpr char kUsage[] =
     "  import --from=DIR|FILE.tar  check a bundle and publish its entries into the cache\n"
     "  verify-bundle --from=...    check every entry of a bundle against its manifest\n"
     "  keygen --out=PREFIX         an Ed25519 key pair for export --sign-key=PREFIX.key\n"
+    "  remote stats                the remote tier (JITGEMM_REMOTE_CACHE): server, keys\n"
+    "  remote push [--from=DIR]    publish the local cache (or a bundle directory) to it\n"
+    "  remote pull --manifest=..   fetch the kernels the manifests need into the local cache\n"
     "Exit status: 0 ok, 1 problems found or failure, 2 bundle intact but not for this\n"
     "build (verify-bundle), 64 usage. See docs/deploying.md.";
 
@@ -94,6 +98,7 @@ int main(int argc, char** argv) {
   for (std::string& a : spelled) argv2.push_back(a.data());
   std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(argv2.size()), argv2.data());
   using namespace jitgemm::tools;
+  if (args.size() == 3 && std::string(args[1]) == "remote") return RemoteCommand(args[2]);
   if (args.size() != 2) {
     std::fprintf(stderr, "%s\n", kUsage);
     return kExitUsage;

@@ -226,5 +226,6 @@ int main(int argc, char** argv) {
   }
   std::printf("NVRTC compiles in this process: %llu\n",
               static_cast<unsigned long long>(jitgemm::tools::KernelStoreCounters().compiles));
+  std::printf("NVRTC opened in this process: %s\n", jitgemm::tools::NvrtcOpened() ? "yes" : "no");
   return failures > 0 ? 1 : 0;
 }
