@@ -14,6 +14,7 @@
 #    cache, as after step 3): first plan + first run, and whether NVRTC was
 #    opened (it must not be).
 # Prints a summary at the end; logs go to $OUT (or ./remote-demo-logs).
+# DEMO_SEED_ROOT (optional): see below.
 set -u
 carry=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/remote-demo-logs}
@@ -64,6 +65,15 @@ run_latency() {  # label log env...
   opened=$(grep -oE 'NVRTC opened in this process: [a-z]+' "$log" | awk '{print $NF}')
   summary+=("$label $(basename "$m"): rc=$rc compiles=${compiles:-?} nvrtc_opened=${opened:-?}; first $(first_row "$log")")
 }
+# DEMO_SEED_ROOT: a cache root warmed ahead (jitgemm-warmup --arch=sm_90a) that
+# machine A starts from and pushes, so that A only tunes (the GPU time goes to
+# timing, not compiling); B still starts empty.
+if [ -n "${DEMO_SEED_ROOT:-}" ]; then
+  mkdir -p "$work/a" && cp -r "$DEMO_SEED_ROOT/." "$work/a/"
+  env "${remote[@]}" JITGEMM_CACHE_DIR="$work/a" "$carry/jitgemm-cache" remote push \
+    > "$out/a-push.log" 2>&1
+  summary+=("A pushed its warmed root: rc=$? $(tail -1 "$out/a-push.log")")
+fi
 for m in "${manifests[@]}"; do
   run_latency "A cold+redis" "$out/a-$(basename "$m").log" "${remote[@]}" JITGEMM_CACHE_DIR="$work/a"
 done
