@@ -64,16 +64,7 @@ class ElementwiseFamily final : public KernelFamily {
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
                     const TargetInfo& target) const override {
-    const int threads = c.warps_m * 32;
-    const int64_t chunks = (Inner(p) + c.block_n - 1) / c.block_n;
-    const int64_t work = chunks * Outer(p) * p.batch_count;
-    const int64_t fill = int64_t{target.multiprocessors} * (kThreadsPerSm / threads);
-    LaunchShape s;
-    s.grid[0] =
-        static_cast<uint32_t>(std::max<int64_t>(1, std::min((work + threads - 1) / threads, fill)));
-    s.block[0] = threads;
-    s.pdl = c.pdl;
-    return s;
+    return GridStrideShape(p, c, target);
   }
 
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
@@ -90,6 +81,19 @@ class ElementwiseFamily final : public KernelFamily {
 };
 
 }  // namespace
+
+LaunchShape GridStrideShape(const GemmProblem& p, const KernelConfig& c, const TargetInfo& target) {
+  const int threads = c.warps_m * 32;
+  const int64_t chunks = (Inner(p) + c.block_n - 1) / c.block_n;
+  const int64_t work = chunks * Outer(p) * p.batch_count;
+  const int64_t fill = int64_t{target.multiprocessors} * (kThreadsPerSm / threads);
+  LaunchShape s;
+  s.grid[0] =
+      static_cast<uint32_t>(std::max<int64_t>(1, std::min((work + threads - 1) / threads, fill)));
+  s.block[0] = threads;
+  s.pdl = c.pdl;
+  return s;
+}
 
 int ElementwiseWidth(const GemmProblem& p, int pointer_alignment) {
   const int esize = static_cast<int>(DataTypeSize(p.d.type));

@@ -1,11 +1,14 @@
-// The rule of the elementwise family (kernels_src/epilogue/bias_activation.cuh)
+// The rules of the elementwise family (kernels_src/epilogue/bias_activation.cuh)
 // that its users need outside it: how wide a chunk of D one thread reads and
-// writes at once.
+// writes at once, and the grid-stride launch over D's lines that it shares
+// with the gate pass (jit/families/gate.h).
 //
 // Thread safety: a pure function.
 #ifndef JITGEMM_JIT_FAMILIES_ELEMENTWISE_H_
 #define JITGEMM_JIT_FAMILIES_ELEMENTWISE_H_
 
+#include "jit/family.h"
+#include "jit/kernel_config.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::jit {
@@ -19,6 +22,12 @@ namespace jitgemm::jit {
 //   row-major f32 D, ld 4096, pointer_alignment 16   -> 4  (16 bytes)
 //   row-major f16 D, ld 4099                          -> 1
 int ElementwiseWidth(const GemmProblem& problem, int pointer_alignment);
+
+// The launch of a pass over D in chunks of config.block_n elements of its
+// lines, config.warps_m warps a block: a grid-stride loop sized to fill the
+// target once (never one thread per element), and at least one block.
+LaunchShape GridStrideShape(const GemmProblem& problem, const KernelConfig& config,
+                            const TargetInfo& target);
 
 }  // namespace jitgemm::jit
 

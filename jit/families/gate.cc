@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "jit/families/elementwise.h"
 #include "jit/families/families.h"
 #include "jit/family.h"
 #include "jit/specializer.h"
@@ -23,13 +24,10 @@ namespace {
 
 constexpr int kThreads = 256;
 // Resident threads an SM holds on every arch the library targets (sm_80+).
-constexpr int kThreadsPerSm = 2048;
 // W is a cudaMalloc allocation of the backend's own.
 constexpr int kWorkspaceAlignment = 16;
 
 bool Gated(const GemmProblem& p) { return p.epilogue.gate == Gate::kHalves; }
-int64_t Inner(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.n : p.m; }
-int64_t Outer(const GemmProblem& p) { return p.d.layout == Layout::kRowMajor ? p.m : p.n; }
 
 int LargestPow2Divisor(int64_t bytes, int cap) {
   int a = cap;
@@ -78,16 +76,7 @@ class GateFamily final : public KernelFamily {
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
                     const TargetInfo& target) const override {
-    const int threads = c.warps_m * 32;
-    const int64_t chunks = (Inner(p) + c.block_n - 1) / c.block_n;
-    const int64_t work = chunks * Outer(p) * p.batch_count;
-    const int64_t fill = int64_t{target.multiprocessors} * (kThreadsPerSm / threads);
-    LaunchShape s;
-    s.grid[0] =
-        static_cast<uint32_t>(std::max<int64_t>(1, std::min((work + threads - 1) / threads, fill)));
-    s.block[0] = threads;
-    s.pdl = c.pdl;
-    return s;
+    return GridStrideShape(p, c, target);
   }
 
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
