@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/bench/cuda_util.h"
+#include "tools/bench/kernel_words.h"
 
 namespace jitgemm::bench {
 namespace {
@@ -20,8 +21,7 @@ namespace {
 // sign bit, as the earlier ReLU-only kernel did, so ReLU rows stay
 // comparable with earlier results; the other activations convert to float,
 // apply Activate and round to nearest even, as the fused epilogues store.
-constexpr char kSource[] = R"(
-struct alignas(16) Words { unsigned int w[4]; };
+constexpr char kBody[] = R"(
 
 namespace jitgemm {
 
@@ -47,37 +47,7 @@ __device__ __forceinline__ unsigned int Relu32(unsigned int x) {
   return (x & 0x80000000u) ? 0u : x;
 }
 
-// kType: 0 f32, 1 f16, 2 bf16 (jitgemm::DataType); kAct: jitgemm::Activation.
-template <int kType>
-__device__ __forceinline__ float Lo(unsigned int x) {
-  float f;
-  if (kType == 1) {
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(x & 0xffffu)));
-  } else {
-    f = __uint_as_float(x << 16);
-  }
-  return f;
-}
-template <int kType>
-__device__ __forceinline__ float Hi(unsigned int x) {
-  float f;
-  if (kType == 1) {
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(x >> 16)));
-  } else {
-    f = __uint_as_float(x & 0xffff0000u);
-  }
-  return f;
-}
-template <int kType>
-__device__ __forceinline__ unsigned int Pack(float lo, float hi) {
-  unsigned int r;
-  if (kType == 1) {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
+// kAct: jitgemm::Activation; Lo, Hi and Pack are kWordConversions' (kernel_words.h).
 
 // One 32-bit word: two 16-bit elements or one f32.
 template <int kType, int kAct>
@@ -135,7 +105,10 @@ absl::Status NvrtcCheck(nvrtcResult r, const char* what) {
 
 }  // namespace
 
-const char* ActivationKernelSource() { return kSource; }
+const char* ActivationKernelSource() {
+  static const std::string* const kSource = new std::string(absl::StrCat(kWordConversions, kBody));
+  return kSource->c_str();
+}
 
 absl::StatusOr<std::string> ActivationKernelName(DataType type, Activation act) {
   if (act == Activation::kNone) {
@@ -147,9 +120,9 @@ absl::StatusOr<std::string> ActivationKernelName(DataType type, Activation act) 
 absl::StatusOr<std::vector<char>> CompileActivationKernels(const std::string& arch) {
   const bool cubin = arch.rfind("sm_", 0) == 0;
   nvrtcProgram prog = nullptr;
-  absl::Status s =
-      NvrtcCheck(nvrtcCreateProgram(&prog, kSource, "bench_activation.cu", 0, nullptr, nullptr),
-                 "nvrtcCreateProgram");
+  absl::Status s = NvrtcCheck(nvrtcCreateProgram(&prog, ActivationKernelSource(),
+                                                 "bench_activation.cu", 0, nullptr, nullptr),
+                              "nvrtcCreateProgram");
   if (!s.ok()) return s;
   const std::string arch_flag = "--gpu-architecture=" + arch;
   const char* opts[] = {arch_flag.c_str(), "--std=c++17"};

@@ -11,47 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/bench/cuda_util.h"
+#include "tools/bench/kernel_words.h"
 
 namespace jitgemm::bench {
 namespace {
 
-// kType: 0 f32, 1 f16, 2 bf16 (jitgemm::DataType). One 16-byte vector is 4
-// floats or 8 16-bit values; the conversions are those of activation_kernel.cc.
-constexpr char kSource[] = R"(
-struct alignas(16) Words { unsigned int w[4]; };
-
+// After kWordConversions (kernel_words.h). One 16-byte vector is 4 floats or
+// 8 16-bit values.
+constexpr char kBody[] = R"(
 __device__ __forceinline__ float Silu(float x) { return x / (1.f + __expf(-x)); }
-
-template <int kType>
-__device__ __forceinline__ float Lo(unsigned int x) {
-  float f;
-  if (kType == 1) {
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(x & 0xffffu)));
-  } else {
-    f = __uint_as_float(x << 16);
-  }
-  return f;
-}
-template <int kType>
-__device__ __forceinline__ float Hi(unsigned int x) {
-  float f;
-  if (kType == 1) {
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(x >> 16)));
-  } else {
-    f = __uint_as_float(x & 0xffff0000u);
-  }
-  return f;
-}
-template <int kType>
-__device__ __forceinline__ unsigned int Pack(float lo, float hi) {
-  unsigned int r;
-  if (kType == 1) {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
 
 // One 32-bit word of each: two 16-bit elements or one f32.
 template <int kType>
@@ -109,7 +77,10 @@ absl::Status NvrtcCheck(nvrtcResult r, const char* what) {
 
 }  // namespace
 
-const char* GluKernelSource() { return kSource; }
+const char* GluKernelSource() {
+  static const std::string* const kSource = new std::string(absl::StrCat(kWordConversions, kBody));
+  return kSource->c_str();
+}
 
 std::string GluKernelName(DataType type) {
   return absl::StrCat("bench_silu_mul_", DataTypeName(type));
@@ -118,9 +89,9 @@ std::string GluKernelName(DataType type) {
 absl::StatusOr<std::vector<char>> CompileGluKernels(const std::string& arch) {
   const bool cubin = arch.rfind("sm_", 0) == 0;
   nvrtcProgram prog = nullptr;
-  absl::Status s =
-      NvrtcCheck(nvrtcCreateProgram(&prog, kSource, "bench_silu_mul.cu", 0, nullptr, nullptr),
-                 "nvrtcCreateProgram");
+  absl::Status s = NvrtcCheck(
+      nvrtcCreateProgram(&prog, GluKernelSource(), "bench_silu_mul.cu", 0, nullptr, nullptr),
+      "nvrtcCreateProgram");
   if (!s.ok()) return s;
   const std::string arch_flag = "--gpu-architecture=" + arch;
   const char* opts[] = {arch_flag.c_str(), "--std=c++17"};
