@@ -1,7 +1,5 @@
 #include "tools/bench/glu_kernel.h"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -9,9 +7,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "tools/bench/cuda_util.h"
 #include "tools/bench/kernel_words.h"
+#include "tools/bench/nvrtc_image.h"
 
 namespace jitgemm::bench {
 namespace {
@@ -70,11 +68,6 @@ BENCH_GLU(f16, 1)
 BENCH_GLU(bf16, 2)
 )";
 
-absl::Status NvrtcCheck(nvrtcResult r, const char* what) {
-  if (r == NVRTC_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", nvrtcGetErrorString(r)));
-}
-
 }  // namespace
 
 const char* GluKernelSource() {
@@ -87,36 +80,7 @@ std::string GluKernelName(DataType type) {
 }
 
 absl::StatusOr<std::vector<char>> CompileGluKernels(const std::string& arch) {
-  const bool cubin = arch.rfind("sm_", 0) == 0;
-  nvrtcProgram prog = nullptr;
-  absl::Status s = NvrtcCheck(
-      nvrtcCreateProgram(&prog, GluKernelSource(), "bench_silu_mul.cu", 0, nullptr, nullptr),
-      "nvrtcCreateProgram");
-  if (!s.ok()) return s;
-  const std::string arch_flag = "--gpu-architecture=" + arch;
-  const char* opts[] = {arch_flag.c_str(), "--std=c++17"};
-  const nvrtcResult compiled = nvrtcCompileProgram(prog, 2, opts);
-  if (compiled != NVRTC_SUCCESS) {
-    size_t log_size = 0;
-    nvrtcGetProgramLogSize(prog, &log_size);
-    std::string log(log_size, '\0');
-    if (log_size > 0) nvrtcGetProgramLog(prog, log.data());
-    nvrtcDestroyProgram(&prog);
-    return absl::InternalError(
-        absl::StrFormat("NVRTC (%s): %s\n%s", arch, nvrtcGetErrorString(compiled), log));
-  }
-  std::vector<char> out;
-  size_t size = 0;
-  s = NvrtcCheck(cubin ? nvrtcGetCUBINSize(prog, &size) : nvrtcGetPTXSize(prog, &size),
-                 "nvrtcGet*Size");
-  if (s.ok()) {
-    out.resize(size);
-    s = NvrtcCheck(cubin ? nvrtcGetCUBIN(prog, out.data()) : nvrtcGetPTX(prog, out.data()),
-                   "nvrtcGet*");
-  }
-  nvrtcDestroyProgram(&prog);
-  if (!s.ok()) return s;
-  return out;
+  return CompileNvrtcImage(GluKernelSource(), "bench_silu_mul.cu", arch);
 }
 
 absl::StatusOr<std::unique_ptr<GluKernel>> GluKernel::Create() {
