@@ -404,45 +404,36 @@ GemmProblem MlpGatedProblem(const MlpShape& s) {
   return Canonicalize(p);
 }
 
-GemmProblem MlpHalfProblem(const MlpShape& s) {
+namespace {
+
+// One linear of the block, `in` -> `out` features: per group with x @ W
+// weights (B row-major) for the grouped MLP, nn.Linear weights (B
+// column-major) for the dense one.
+GemmProblem MlpLinear(const MlpShape& s, int64_t in, int64_t out) {
   GemmProblem p;
   p.m = s.rows;
-  p.n = s.hidden;
-  p.k = s.model;
-  p.epilogue.alpha = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.model)));
+  p.n = out;
+  p.k = in;
+  p.epilogue.alpha = static_cast<float>(1.0 / std::sqrt(static_cast<double>(in)));
   if (Grouped(s)) {
     p.batch_count = s.groups;
-    p.a = {DataType::kBF16, Layout::kRowMajor, s.groups * s.model, s.model};
-    p.b = {DataType::kBF16, Layout::kRowMajor, s.hidden, s.model * s.hidden};
-    p.d = {DataType::kBF16, Layout::kRowMajor, s.groups * s.hidden, s.hidden};
+    p.a = {DataType::kBF16, Layout::kRowMajor, s.groups * in, in};
+    p.b = {DataType::kBF16, Layout::kRowMajor, out, in * out};
+    p.d = {DataType::kBF16, Layout::kRowMajor, s.groups * out, out};
   } else {
-    p.a = {DataType::kBF16, Layout::kRowMajor, s.model, kNoStride};
-    p.b = {DataType::kBF16, Layout::kColMajor, s.model, kNoStride};
-    p.d = {DataType::kBF16, Layout::kRowMajor, s.hidden, kNoStride};
+    p.a = {DataType::kBF16, Layout::kRowMajor, in, kNoStride};
+    p.b = {DataType::kBF16, Layout::kColMajor, in, kNoStride};  // W (out, in) row-major
+    p.d = {DataType::kBF16, Layout::kRowMajor, out, kNoStride};
   }
   p.c = p.d;
   return Canonicalize(p);
 }
 
-GemmProblem MlpDownProblem(const MlpShape& s) {
-  GemmProblem p;
-  p.m = s.rows;
-  p.n = s.model;
-  p.k = s.hidden;
-  p.epilogue.alpha = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.hidden)));
-  if (Grouped(s)) {
-    p.batch_count = s.groups;
-    p.a = {DataType::kBF16, Layout::kRowMajor, s.groups * s.hidden, s.hidden};
-    p.b = {DataType::kBF16, Layout::kRowMajor, s.model, s.hidden * s.model};
-    p.d = {DataType::kBF16, Layout::kRowMajor, s.groups * s.model, s.model};
-  } else {
-    p.a = {DataType::kBF16, Layout::kRowMajor, s.hidden, kNoStride};
-    p.b = {DataType::kBF16, Layout::kColMajor, s.hidden, kNoStride};  // W_down (K, H) row-major
-    p.d = {DataType::kBF16, Layout::kRowMajor, s.model, kNoStride};
-  }
-  p.c = p.d;
-  return Canonicalize(p);
-}
+}  // namespace
+
+GemmProblem MlpHalfProblem(const MlpShape& s) { return MlpLinear(s, s.model, s.hidden); }
+
+GemmProblem MlpDownProblem(const MlpShape& s) { return MlpLinear(s, s.hidden, s.model); }
 
 absl::Status RunMlpSuite(BenchContext& ctx, const TimingConfig& timing, const Options& base,
                          const std::vector<std::string>& filters, std::FILE* out) {
