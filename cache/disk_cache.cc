@@ -131,7 +131,9 @@ void DiskCache::CheckWritableRoot() {
   // first GetOrCreate reports it.
   env_->CreateDirs(LockDir(root_)).IgnoreError();
   // What was just made is checked like what was found (a racing creator).
-  trusted = CheckTrustedTree(env_, root_, RootUse::kWritable);
+  // Shard folders made since the walk above are checked where they are used,
+  // as every entry's path is.
+  trusted = CheckTrustedLayout(env_, root_, RootUse::kWritable);
   if (!trusted.ok()) {
     root_readable_ = false;
     mode_ = readonly_roots_.empty() ? CacheMode::kOff : CacheMode::kReadOnly;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cache/real_env.h"
 
 namespace jitgemm::cache {
@@ -44,6 +45,37 @@ Env* Env::Default() {
   // Leaked on purpose: DiskCache::Default() may still use it during exit.
   static Env* const env = new RealEnv();
   return env;
+}
+
+absl::StatusOr<std::vector<ChildInfo>> Env::StatChildren(const std::string& root,
+                                                         absl::string_view relative) {
+  absl::StatusOr<std::vector<FileInfo>> path = StatUnder(root, relative);
+  if (!path.ok()) return path.status();
+  const size_t depth =
+      std::vector<absl::string_view>(absl::StrSplit(relative, '/', absl::SkipEmpty())).size();
+  // StatUnder's walk stops early at what is missing or is no folder.
+  if (path->size() != depth + 1) {
+    if (path->back().is_directory) {
+      return absl::NotFoundError(absl::StrCat("'", JoinPath(root, relative), "' does not exist"));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("a component of '", JoinPath(root, relative), "' is not a directory"));
+  }
+  if (!path->back().is_directory) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", JoinPath(root, relative), "' is not a directory"));
+  }
+  absl::StatusOr<std::vector<std::string>> names = ListDir(JoinPath(root, relative));
+  if (!names.ok()) return names.status();
+  std::vector<ChildInfo> out;
+  for (std::string& name : *names) {
+    absl::StatusOr<std::vector<FileInfo>> child =
+        StatUnder(root, absl::StrCat(relative, "/", name));
+    if (!child.ok()) return child.status();
+    if (child->size() != depth + 2) continue;  // removed meanwhile
+    out.push_back({std::move(name), child->back()});
+  }
+  return out;
 }
 
 std::string JoinPath(absl::string_view a, absl::string_view b) {

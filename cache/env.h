@@ -47,6 +47,12 @@ struct FileInfo {
   uint32_t uid = 0;         // owner
 };
 
+// One entry of a folder, as Env::StatChildren returns it.
+struct ChildInfo {
+  std::string name;
+  FileInfo info;
+};
+
 // A file opened for writing. Destroying it closes the descriptor if Close()
 // was not called; the file itself stays (the caller decides to remove it).
 class WritableFile {
@@ -106,6 +112,18 @@ class Env {
   // NotFound if the root itself does not exist.
   virtual absl::StatusOr<std::vector<FileInfo>> StatUnder(const std::string& root,
                                                           absl::string_view relative) = 0;
+
+  // The entries of the folder `relative` below `root` (without "." and
+  // ".."), each with the lstat of the entry itself: a symlink is reported
+  // (is_symlink), never followed. The folder is reached as StatUnder walks,
+  // so no symlink below the root is followed on the way. NotFound if the
+  // folder does not exist; FailedPrecondition if it (or a component above
+  // it) is not a directory. An entry removed while listing is left out. The
+  // default lists with ListDir and walks to each entry with StatUnder;
+  // RealEnv opens the folder once and stats each name relative to it, which
+  // keeps opening a cache of many shard folders to a few syscalls each.
+  virtual absl::StatusOr<std::vector<ChildInfo>> StatChildren(const std::string& root,
+                                                              absl::string_view relative);
 
   // mkdir -p with mode 0755 minus umask. OK if the directory already exists;
   // FailedPrecondition if a component exists and is not a directory.

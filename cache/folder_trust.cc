@@ -85,31 +85,39 @@ absl::Status CheckTrustedLockDir(Env* env, const std::string& root, RootUse use)
   return CheckTrustedFolders(env, root, locks, use).status();
 }
 
-absl::Status CheckTrustedTree(Env* env, const std::string& root, RootUse use) {
+absl::Status CheckTrustedLayout(Env* env, const std::string& root, RootUse use) {
   absl::Status locks = CheckTrustedLockDir(env, root, use);
   if (!locks.ok()) return locks;
-  std::vector<std::string> folders;
-  for (EntryKind kind : kAllEntryKinds) {
-    folders.push_back(absl::StrCat(kLayoutDir, "/", EntryKindName(kind)));
-  }
-  for (const std::string& folder : folders) {
-    absl::StatusOr<std::vector<FileInfo>> infos = CheckTrustedFolders(env, root, folder, use);
-    if (!infos.ok()) return infos.status();
-  }
   for (EntryKind kind : kAllEntryKinds) {
     const std::string kind_dir = absl::StrCat(kLayoutDir, "/", EntryKindName(kind));
-    absl::StatusOr<std::vector<FileInfo>> kind_infos = env->StatUnder(root, kind_dir);
-    if (!kind_infos.ok()) return kind_infos.status();
-    if (kind_infos->size() != 3) continue;  // no such folder yet
-    // Listing follows nothing: the kind folder itself passed the check above.
-    absl::StatusOr<std::vector<std::string>> names = env->ListDir(JoinPath(root, kind_dir));
-    if (absl::IsNotFound(names.status())) continue;
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
-      if (!IsShardName(name)) continue;
-      absl::StatusOr<std::vector<FileInfo>> infos =
-          CheckTrustedFolders(env, root, absl::StrCat(kind_dir, "/", name), use);
-      if (!infos.ok()) return infos.status();
+    absl::StatusOr<std::vector<FileInfo>> infos = CheckTrustedFolders(env, root, kind_dir, use);
+    if (!infos.ok()) return infos.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTrustedTree(Env* env, const std::string& root, RootUse use) {
+  absl::Status layout = CheckTrustedLayout(env, root, use);
+  if (!layout.ok()) return layout;
+  for (EntryKind kind : kAllEntryKinds) {
+    const std::string kind_dir = absl::StrCat(kLayoutDir, "/", EntryKindName(kind));
+    // The kind folder passed above; its shards are read in one listing, each
+    // stat'ed without following a link.
+    absl::StatusOr<std::vector<ChildInfo>> children = env->StatChildren(root, kind_dir);
+    if (absl::IsNotFound(children.status())) continue;  // no such folder yet
+    if (!children.ok()) return children.status();
+    uint32_t root_owner = 0;
+    if (!children->empty()) {
+      absl::StatusOr<std::vector<FileInfo>> top = env->StatUnder(root, "");
+      if (!top.ok()) return top.status();
+      root_owner = top->front().uid;
+    }
+    const std::string folder = JoinPath(root, kind_dir);
+    for (const ChildInfo& child : *children) {
+      if (!IsShardName(child.name)) continue;
+      absl::Status s =
+          CheckFolder(child.info, JoinPath(folder, child.name), use, root_owner, /*is_root=*/false);
+      if (!s.ok()) return s;
     }
   }
   return absl::OkStatus();

@@ -52,9 +52,12 @@ absl::Status CheckTrustedFile(const FileInfo& info, const std::string& path, Roo
 // symlink there is refused like any other.
 absl::Status CheckTrustedLockDir(Env* env, const std::string& root, RootUse use);
 
-// The root, v1/, every kind folder, locks/ and every shard folder that
-// exist. FailedPrecondition naming the first that fails; NotFound if `root`
-// does not exist.
+// The root, v1/, every kind folder and locks/ that exist. FailedPrecondition
+// naming the first that fails; NotFound if `root` does not exist.
+absl::Status CheckTrustedLayout(Env* env, const std::string& root, RootUse use);
+
+// CheckTrustedLayout, and every shard folder (Env::StatChildren: one listing
+// per kind folder, not a walk from the root per shard).
 absl::Status CheckTrustedTree(Env* env, const std::string& root, RootUse use);
 
 }  // namespace jitgemm::cache

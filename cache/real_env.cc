@@ -208,6 +208,58 @@ absl::StatusOr<std::vector<FileInfo>> RealEnv::StatUnder(const std::string& root
   return out;
 }
 
+absl::StatusOr<std::vector<ChildInfo>> RealEnv::StatChildren(const std::string& root,
+                                                             absl::string_view relative) {
+  ScopedFd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return PathError("open", root);
+  std::string path = root;
+  for (absl::string_view part : absl::StrSplit(relative, '/', absl::SkipEmpty())) {
+    path = JoinPath(path, part);
+    // O_DIRECTORY with O_NOFOLLOW fails (ENOTDIR / ELOOP) on anything but a
+    // real folder, a symlink to one included.
+    ScopedFd next(::openat(dir.get(), std::string(part).c_str(),
+                           O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      if (errno == ENOTDIR || errno == ELOOP) {
+        return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a directory"));
+      }
+      return PathError("open", path);
+    }
+    dir.reset(next.release());
+  }
+  // An O_PATH descriptor cannot be read: open the folder itself through it.
+  const int listing = ::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (listing < 0) return PathError("open", path);
+  DIR* d = ::fdopendir(listing);
+  if (d == nullptr) {
+    const absl::Status error = PathError("fdopendir", path);
+    ::close(listing);
+    return error;
+  }
+  std::vector<ChildInfo> out;
+  errno = 0;
+  while (struct dirent* e = ::readdir(d)) {
+    absl::string_view name(e->d_name);
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(listing, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) {
+        errno = 0;
+        continue;  // removed meanwhile
+      }
+      const absl::Status error = PathError("fstatat", JoinPath(path, name));
+      ::closedir(d);
+      return error;
+    }
+    out.push_back({std::string(name), InfoFromStat(st)});
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return ErrnoToStatus(err, absl::StrCat("readdir '", path, "'"));
+  return out;
+}
+
 absl::Status RealEnv::CreateDirs(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("empty directory path");
   // Walk forward: create each missing component. EEXIST from a racing

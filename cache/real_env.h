@@ -27,6 +27,8 @@ class RealEnv : public Env {
   absl::StatusOr<FileInfo> Stat(const std::string& path) override;
   absl::StatusOr<std::vector<FileInfo>> StatUnder(const std::string& root,
                                                   absl::string_view relative) override;
+  absl::StatusOr<std::vector<ChildInfo>> StatChildren(const std::string& root,
+                                                      absl::string_view relative) override;
   absl::Status CreateDirs(const std::string& path) override;
   absl::Status SetModTime(const std::string& path, absl::Time time) override;
   absl::Status SyncDir(const std::string& dir) override;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -124,6 +125,45 @@ TEST_F(RealEnvTest, StatUnderFollowsNoLinkBelowTheRoot) {
   EXPECT_EQ(infos->size(), 2u);
   EXPECT_THAT(env_.StatUnder(dir_.Sub("absent"), "a"),
               StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+}
+
+// The shard listing that opening a cache root checks: the folder is reached
+// without following a link, each entry is stat'ed as itself, and the
+// default implementation (what FaultEnv inherits) agrees with RealEnv's.
+TEST_F(RealEnvTest, StatChildrenReportsEntriesAsThemselvesAndFollowsNoLink) {
+  ::mkdir(dir_.Sub("root").c_str(), 0755);
+  ::mkdir(dir_.Sub("root/a").c_str(), 0755);
+  ::mkdir(dir_.Sub("root/a/shard").c_str(), 0700);
+  ::mkdir(dir_.Sub("elsewhere").c_str(), 0755);
+  ASSERT_THAT(Write(dir_.Sub("root/a/file"), "1234"), IsOk());
+  ASSERT_EQ(::symlink(dir_.Sub("elsewhere").c_str(), dir_.Sub("root/a/link").c_str()), 0);
+  ASSERT_EQ(::symlink(dir_.Sub("root/a").c_str(), dir_.Sub("root/b").c_str()), 0);
+  ASSERT_EQ(::mkfifo(dir_.Sub("root/a/fifo").c_str(), 0644), 0);
+
+  FaultEnv inherited(&env_);  // no faults: Env's own StatChildren over env_
+  for (Env* env : {static_cast<Env*>(&env_), static_cast<Env*>(&inherited)}) {
+    absl::StatusOr<std::vector<ChildInfo>> children = env->StatChildren(dir_.Sub("root"), "a");
+    ASSERT_THAT(children, IsOk());
+    std::map<std::string, FileInfo> by_name;
+    for (const ChildInfo& c : *children) by_name[c.name] = c.info;
+    ASSERT_EQ(by_name.size(), 4u);
+    EXPECT_TRUE(by_name["shard"].is_directory);
+    EXPECT_EQ(by_name["shard"].mode, 0700u);
+    EXPECT_TRUE(by_name["file"].is_regular);
+    EXPECT_EQ(by_name["file"].size, 4u);
+    EXPECT_TRUE(by_name["link"].is_symlink);
+    EXPECT_FALSE(by_name["link"].is_directory);
+    EXPECT_FALSE(by_name["fifo"].is_regular || by_name["fifo"].is_directory);
+
+    EXPECT_THAT(env->StatChildren(dir_.Sub("root"), "b"),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not a directory")));
+    EXPECT_THAT(env->StatChildren(dir_.Sub("root"), "a/file"),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not a directory")));
+    EXPECT_THAT(env->StatChildren(dir_.Sub("root"), "a/missing"),
+                StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+    EXPECT_THAT(env->StatChildren(dir_.Sub("absent"), "a"),
+                StatusIs(absl::StatusCode::kNotFound, ::testing::_));
+  }
 }
 
 TEST_F(RealEnvTest, ReadMissingIsNotFound) {
