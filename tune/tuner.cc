@@ -125,6 +125,7 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   absl::Status timer_error = absl::OkStatus();
   double timing_us = 0;
   auto tune = [&]() -> absl::StatusOr<std::string> {
+    if (r.before_timing) r.before_timing();
     auto timer = r.make_timer();
     if (!timer.ok()) {
       timer_error = timer.status();

@@ -45,6 +45,11 @@ struct TuneRequest {
   // cuBLASLt algorithms. Every candidate is built by `build`.
   std::vector<Candidate> candidates;
   std::function<absl::StatusOr<std::unique_ptr<Backend>>(const Candidate&)> build;
+  // Called once before the first candidate is built for timing, and not at
+  // all when a stored decision or the heuristic serves (so a warm process
+  // reads only the cubin it runs). Plan::Create compiles every JIT
+  // candidate here, in parallel. May be null.
+  std::function<void()> before_timing;
   // Made on demand, only when timing is needed. Null: timing impossible.
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;

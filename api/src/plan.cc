@@ -133,8 +133,7 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   tune::TuneRequest request;
   request.candidates = tune::ProposeCandidates(p, device.target, options);
   const std::vector<jit::KernelConfig> configs = tune::JitConfigs(request.candidates);
-  bool compiled_any = configs.size() > 1 && options.jit_enabled &&
-                      PrecompileInParallel(p, configs, options, device);
+  bool compiled_any = false;
   request.build = [&](const tune::Candidate& c) -> absl::StatusOr<std::unique_ptr<Backend>> {
     if (const auto* cublas = std::get_if<tune::CublasAlgorithm>(&c)) {
       ElementwiseEpilogueFactory elementwise = UnimplementedElementwiseEpilogue;
@@ -150,6 +149,12 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
     compiled_any = compiled_any || compiled;
     if (!b.ok()) return b.status();
     return std::unique_ptr<Backend>(std::move(*b));
+  };
+  request.before_timing = [&] {
+    if (configs.size() > 1 && options.jit_enabled &&
+        PrecompileInParallel(p, configs, options, device)) {
+      compiled_any = true;
+    }
   };
   request.make_timer = [&]() -> absl::StatusOr<std::unique_ptr<tune::CandidateTimer>> {
     JITGEMM_ASSIGN_OR_RETURN(auto timer, tune::GraphTimer::Create(p));

@@ -25,7 +25,8 @@ if [ "$what" = check ] || [ "$what" = all ]; then
   run gpu_check "$top/python/tests/gpu_check.py"
 fi
 if [ "$what" = examples ] || [ "$what" = all ]; then
-  for s in seed003_small_m_linear seed001_grouped_linear seed002_004_mlp seed000_conv_stack gated_mlp; do
+  for s in seed003_small_m_linear seed001_grouped_linear seed002_004_mlp seed000_conv_stack gated_mlp \
+           weight_regimes; do
     run "$s" "$top/examples/pytorch/$s.py"
   done
 fi

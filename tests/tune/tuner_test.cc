@@ -332,6 +332,23 @@ TEST_F(TunerTest, StoredDecisionIsReusedWithoutTiming) {
   EXPECT_EQ(timings_.load(), timed);
 }
 
+// Plan::Create compiles (or reads) every JIT candidate in before_timing: a
+// warm process served by a stored decision or the heuristic must not.
+TEST_F(TunerTest, BeforeTimingRunsOnlyWhenCandidatesAreTimed) {
+  int prepared = 0;
+  TuneRequest r = Request();
+  r.before_timing = [&] { ++prepared; };
+  ASSERT_TRUE(SelectBackend(r).ok());
+  EXPECT_EQ(prepared, 1);
+  ASSERT_TRUE(SelectBackend(r).ok());  // the stored decision
+  EXPECT_EQ(prepared, 1);
+  r.policy = TuningPolicy::kHeuristic;
+  r.record_key_text = "another problem";
+  ASSERT_TRUE(SelectBackend(r).ok());
+  EXPECT_EQ(prepared, 1);
+  EXPECT_EQ(builds_.load(), 4 + 1 + 1);  // 4 timed; the winner; the heuristic's first
+}
+
 TEST_F(TunerTest, StaleRecordsAreRetuned) {
   ASSERT_TRUE(SelectBackend(Request()).ok());
   const int timed = timings_.load();
