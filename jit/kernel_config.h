@@ -44,6 +44,9 @@ struct KernelConfig {
   bool cluster_k = false;
   // sm90: CTAs per thread-block cluster along M, sharing B tiles by multicast.
   int cluster_m = 1;
+  // sm90: the warps_m = 2 consumer warpgroups take alternate tiles of
+  // block_m x block_n each (ping-pong) instead of sharing every tile.
+  bool ping_pong = false;
 
   // Canonical text: part of the cache key, so every field must appear.
   std::string ToString() const;

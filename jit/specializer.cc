@@ -88,6 +88,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   if (config.x_copy > 0) absl::StrAppend(&out.kernel_name, "_xc", config.x_copy);
   if (config.cluster_k) absl::StrAppend(&out.kernel_name, "_ck");
   if (config.cluster_m > 1) absl::StrAppend(&out.kernel_name, "_cm", config.cluster_m);
+  if (config.ping_pong) absl::StrAppend(&out.kernel_name, "_pp");
   // kM = 0 in the spec: one kernel serves every M up to block_m.
   if (config.runtime_m) absl::StrAppend(&out.kernel_name, "_rtm");
 

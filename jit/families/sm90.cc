@@ -4,8 +4,10 @@
 //
 // Config fields: block_m x block_n tile, block_k 64, warps_m = consumer
 // warpgroups (1 or 2), stages = shared-memory ring depth, cluster_m = CTAs per
-// cluster along M, split_k = work items per tile along K. What TMA cannot address (rows of A or B
-// not 16-byte aligned) is refused and left to the other families.
+// cluster along M, split_k = work items per tile along K, ping_pong = the two
+// consumer warpgroups take alternate whole tiles (no split-K). What TMA
+// cannot address (rows of A or B not 16-byte aligned) is refused and left to
+// the other families.
 #include "jit/families/sm90.h"
 
 #include <algorithm>
@@ -123,21 +125,27 @@ class Sm90Family final : public KernelFamily {
           "multiples of 16 bytes");
     }
     const int consumers = c.warps_m;
+    if (c.ping_pong && (consumers != 2 || c.split_k != 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(), ": ping-pong takes two consumer warpgroups and no split-K"));
+    }
+    // Warpgroups that share one tile: ping-pong gives each its own.
+    const int per_tile = c.ping_pong ? 1 : consumers;
     if (c.block_k != kBlockK || c.warps_n != 1 || (consumers != 1 && consumers != 2) ||
-        c.block_m % (64 * consumers) != 0 || c.block_m / consumers > 128 || c.block_n % 64 != 0 ||
+        c.block_m % (64 * per_tile) != 0 || c.block_m / per_tile > 128 || c.block_n % 64 != 0 ||
         c.block_n > 256 || c.block_n < 64) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(),
           " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
           "64..256 in steps of 64"));
     }
-    if (c.block_m / consumers / 64 * c.block_n / 2 > 128) {
+    if (c.block_m / per_tile / 64 * c.block_n / 2 > 128) {
       return absl::InvalidArgumentError(
           absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
     }
     // The split-K reduction needs registers beside the accumulators: with
     // 128 of them ptxas spills.
-    if (c.split_k > 1 && c.block_m / consumers / 64 * c.block_n / 2 > 64) {
+    if (c.split_k > 1 && c.block_m / per_tile / 64 * c.block_n / 2 > 64) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(), ": split-K takes tiles of at most 64 accumulators a thread"));
     }
@@ -207,16 +215,29 @@ class Sm90Family final : public KernelFamily {
         pool.push_back(Make(128, bn, 2, 4, cluster));
         if (bn == 128) pool.push_back(Make(256, bn, 2, 4, cluster));
         pool.push_back(Make(64, bn, 1, 6, cluster));
+        if (bn >= 128) {
+          // Ping-pong tiles of 128 accumulators a thread: 128 x 128 and 64 x 256.
+          KernelConfig pp = Make(bn == 128 ? 128 : 64, bn, 2, 4, cluster);
+          pp.ping_pong = true;
+          pool.push_back(pp);
+        }
       }
     }
     // The deepest ring that fits, for each tile.
-    std::vector<std::pair<double, KernelConfig>> ranked;
+    std::vector<std::pair<double, KernelConfig>> ranked, ping_pong;
     for (KernelConfig c : pool) {
       while (c.stages < 12 && SmemBytes(p, Deeper(c)) <= target.shared_bytes_per_block_optin) {
         c = Deeper(c);
       }
       while (c.stages > 2 && SmemBytes(p, c) > target.shared_bytes_per_block_optin) --c.stages;
       if (!Supports(p, c, target).ok()) continue;
+      if (c.ping_pong) {
+        // Only the exhaustive policy times ping-pong tiles: on the H100 they
+        // lost to the cooperative 128 x 256 tiles wherever both ran
+        // (docs/kernels.md), so the fast list keeps its four.
+        ping_pong.emplace_back(Cost(p, c, target), c);
+        continue;
+      }
       ranked.emplace_back(Cost(p, c, target), c);
       // Split-K where the tiles leave SMs idle and each split keeps k-tiles.
       const int64_t ctas = std::max(1, target.multiprocessors / c.cluster_m);
@@ -227,7 +248,11 @@ class Sm90Family final : public KernelFamily {
         if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
       }
     }
-    return RankByCost(std::move(ranked), policy, 4);
+    std::vector<KernelConfig> out = RankByCost(std::move(ranked), policy, 4);
+    if (policy == TuningPolicy::kExhaustive) {
+      for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
+    }
+    return out;
   }
 
   std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig& c) const override {
@@ -235,7 +260,8 @@ class Sm90Family final : public KernelFamily {
         "  static constexpr int kConsumers = ", c.warps_m, ", kClusterM = ", c.cluster_m,
         ", kGroupM = ", kGroupM,
         ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p) ? "true" : "false", ";\n",
-        Gated(p) ? "  static constexpr int kGate = 1;\n" : "");
+        Gated(p) ? "  static constexpr int kGate = 1;\n" : "",
+        c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "");
   }
 
  private:

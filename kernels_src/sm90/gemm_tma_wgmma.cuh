@@ -1,7 +1,8 @@
 // sm90 GEMM (sm_90a only): TMA loads into 128-byte-swizzled shared memory on
 // an mbarrier ring, wgmma.m64nNk16 (N = kBlockN up to 256), one producer
 // warpgroup and kConsumers consumer warpgroups with registers moved to them
-// by setmaxnreg, persistent CTAs over a grouped tile schedule, optional
+// by setmaxnreg (sharing each tile, or ping-pong on alternate tiles),
+// persistent CTAs over a grouped tile schedule, optional
 // clusters of kClusterM CTAs along M sharing the B tile by TMA multicast, and
 // the fused epilogue stored from registers.
 //
@@ -17,6 +18,9 @@
 //                           workspace (split_k.cuh)
 //   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
 //                           (gate.cuh); a tile then covers kBlockN / 2 columns of D
+//   kPingPong (optional)    true: two consumer warpgroups take alternate tiles,
+//                           kBlockM = 64 * (1 or 2) each (tile_scheduler.cuh);
+//                           no split-K
 // Parameters: GemmArgs, then the tensor maps of A, B and D (jit/tensor_maps.cc
 // encodes them: 3-D, dims (contiguous, strided, batch), 64-element-wide boxes).
 // Launch: grid (CTAs, 1, 1) with CTAs a multiple of kClusterM and at most the
@@ -82,6 +86,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
                 "sm90 family: fp16 or bf16 operands");
   static_assert(S::kM > 0, "sm90 family: M is a compile-time constant");
   static_assert(S::kThreads == 128 * (1 + S::kConsumers), "one producer warpgroup");
+  constexpr bool kPingPong = PingPongOf<S>::value;
+  static_assert(!kPingPong || (S::kConsumers == 2 && S::kSplitK == 1),
+                "ping-pong: two consumer warpgroups, no split-K");
   static_assert(S::kAlignA >= 16 && S::kAlignB >= 16, "TMA needs 16-byte-aligned rows");
   constexpr int kStages = ML::kStages, kKTiles = ML::kKTiles;
   constexpr int kTilesM = (S::kM + ML::kBM - 1) / ML::kBM;
@@ -111,7 +118,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if (S::kTmaStore) PrefetchTensorMap(&maps.d);
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), 1);
-      MbarInit(empty(s), S::kConsumers * S::kClusterM);
+      MbarInit(empty(s), ML::kConsumers * S::kClusterM);
     }
     FenceBarrierInit();
   }
@@ -145,17 +152,31 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int thread = threadIdx.x % 128;
     int it = 0;
     float acc[ML::kMI][ML::kBN / 2];
-    for (int item = cluster; item < kItems; item += clusters) {
+    // Ping-pong: this warpgroup takes every other item of the CTA's sequence,
+    // and the ring position skips the other's k slices (no split-K, so every
+    // item has kKTiles of them).
+    const int first = kPingPong ? cluster + consumer * clusters : cluster;
+    const int step = kPingPong ? 2 * clusters : clusters;
+    for (int item = first; item < kItems; item += step) {
       const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
       const int split = item % S::kSplitK;
       const int k_begin = split * kPerSplit;
       const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
+      // Ping-pong mainloops take turns (named barrier 3 + c: warpgroup c may
+      // start). Besides giving each one the tensor cores alone, this keeps a
+      // warpgroup from waiting on a stage more than one phase ahead of its
+      // barrier, which the phase parity could not tell apart.
+      const int position = (item - cluster) / clusters;  // in the CTA's sequence
+      if (kPingPong) {
+        it = position * kKTiles;
+        if (position > 0) NamedBarrierSync(3 + consumer, 256);
+      }
       int prev = -1;
       for (int kt = k_begin; kt < k_end; ++kt, ++it) {
         const int s = it % kStages;
         MbarWait(full(s), (it / kStages) & 1);
         WgmmaFence();
-        ML::Mma(acc, smem + s * ML::kStageBytes, consumer, kt == k_begin);
+        ML::Mma(acc, smem + s * ML::kStageBytes, kPingPong ? 0 : consumer, kt == k_begin);
         WgmmaCommit();
         // The previous stage's wgmmas are done once at most this one is in flight.
         WgmmaWait<1>();
@@ -170,6 +191,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         }
         prev = s;
       }
+      if (kPingPong && item + clusters < kItems) NamedBarrierArrive(3 + (consumer ^ 1), 256);
       WgmmaWait<0>();
 #pragma unroll
       for (int i = 0; i < ML::kMI; ++i) {
@@ -186,7 +208,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         }
       }
       if (item + clusters >= kItems && S::kPdl) LaunchDependents();
-      const int m0 = t.tile_m * ML::kBM + consumer * ML::kMI * 64;
+      const int m0 = t.tile_m * ML::kBM + (kPingPong ? 0 : consumer * ML::kMI * 64);
       if (m0 >= S::kM) continue;
       if constexpr (S::kSplitK > 1) {
         const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;

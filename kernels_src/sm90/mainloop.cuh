@@ -3,10 +3,10 @@
 // (kBN x 64), 128-byte swizzled, filled by TMA and drained by wgmma.
 //
 // Each stage has a "full" mbarrier (the producer's expect_tx arrival plus the
-// bytes TMA lands) and an "empty" one (one arrival per consumer warpgroup of
-// every CTA that reads what this CTA's producer writes). Stage and phase come
-// from a running k-slice count shared by producer and consumers, so the ring
-// continues across the tiles of the persistent loop.
+// bytes TMA lands) and an "empty" one (one arrival per consumer warpgroup that
+// reads the stage, in every CTA that reads what this CTA's producer writes).
+// Stage and phase come from a running k-slice count shared by producer and
+// consumers, so the ring continues across the tiles of the persistent loop.
 //
 // K-major operands arrive as one box of 64 k x rows; M- or N-major ones as
 // 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
@@ -19,6 +19,7 @@
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/ptx.cuh"
+#include "jitgemm/sm90/tile_scheduler.cuh"
 #include "jitgemm/sm90/wgmma.cuh"
 
 namespace jitgemm {
@@ -31,7 +32,8 @@ struct Mainloop {
   static constexpr bool kGated = GateOf<S>::value != 0;
   static constexpr int kOutBN = OutColumns<S, kBN>::value;  // output columns of a tile
   static constexpr int kStages = S::kStages;
-  static constexpr int kConsumers = S::kConsumers;
+  // Consumer warpgroups sharing one tile (ping-pong: each has its own).
+  static constexpr int kConsumers = PingPongOf<S>::value ? 1 : S::kConsumers;
   static constexpr int kClusterM = S::kClusterM;
   static constexpr int kMI = kBM / kConsumers / 64;  // m64 blocks per consumer warpgroup
   static constexpr int kTransA = S::kRowA ? 0 : 1;   // column-major A is M-major

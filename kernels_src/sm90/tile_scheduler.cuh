@@ -9,6 +9,20 @@
 namespace jitgemm {
 namespace sm90 {
 
+// Ping-pong (a spec declaring `static constexpr bool kPingPong = true;`, which
+// the specialiser writes only for such configs): the two consumer warpgroups
+// take alternate tiles of the CTA's sequence, each a whole kBlockM x kBlockN
+// tile, so one warpgroup's epilogue runs while the other's wgmmas keep the
+// tensor cores busy. Otherwise (cooperative) both share every tile along M.
+template <class S, class = void>
+struct PingPongOf {
+  static constexpr bool value = false;
+};
+template <class S>
+struct PingPongOf<S, decltype(void(S::kPingPong))> {
+  static constexpr bool value = S::kPingPong;
+};
+
 template <int kTilesM, int kTilesN, int kBatch, int kClusterM, int kGroupM>
 struct TileScheduler {
   static constexpr int kUnitsM = (kTilesM + kClusterM - 1) / kClusterM;

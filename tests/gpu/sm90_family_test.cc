@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -217,6 +218,54 @@ TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
 
 TEST(Sm90FamilyGpuTest, RandomGatedProblemsMatchFloat64Reference) {
   RunRandomProblems(/*gated=*/true, "JITGEMM_SM90_GATED_PROBLEMS", 120, 100);
+}
+
+// Ping-pong warpgroups take turns over many tiles per CTA, with more k slices
+// per tile than ring stages: where a warpgroup could run two phases ahead of
+// a stage's barrier (the random problems have one or two tiles per CTA).
+TEST(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
+  std::mt19937_64 rng(20261126);
+  for (const bool gated : {false, true}) {
+    GemmProblem p;
+    p.m = 1000;
+    p.n = 1024;
+    p.k = 520;  // 9 k slices, more than the stages of a 128 x 128 tile
+    p.batch_count = 8;
+    p.a.type = p.b.type = p.c.type = p.d.type = DataType::kBF16;
+    p.b.layout = Layout::kColMajor;
+    p.epilogue.bias = BiasMode::kPerColumn;
+    p.epilogue.activation = Activation::kSilu;
+    if (gated) p.epilogue.gate = Gate::kHalves;
+    p.a.batch_stride = p.m * p.k;
+    p.b.batch_stride = p.k * BColumns(p);
+    p.c.batch_stride = p.d.batch_stride = p.m * p.n;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    for (const auto& [bm, bn, cluster] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
+                                          std::tuple{64, 256, 1}, std::tuple{64, 256, 2}}) {
+      jit::KernelConfig c;
+      c.family = jit::Family::kSm90;
+      c.block_m = bm;
+      c.block_n = bn;
+      c.block_k = 64;
+      c.warps_m = 2;
+      c.warps_n = 1;
+      c.stages = 4;
+      c.cluster_m = cluster;
+      c.ping_pong = true;
+      Options options;
+      bool compiled = false;
+      auto backend = JitBackend::Create(p, c, options, *device, &compiled);
+      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
+      EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
+    }
+  }
 }
 
 }  // namespace

@@ -110,6 +110,48 @@ TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
   }
 }
 
+// Ping-pong: two consumer warpgroups on alternate tiles of at most 128
+// accumulators a thread each; never split, proposed only for exhaustive tuning.
+TEST(Sm90FamilyTest, PingPongTilesAreWholeTilesPerWarpgroup) {
+  const GemmProblem p = Linear(2048, 2048, 2048);
+  const TargetInfo target = OfflineTarget(90);
+  KernelConfig c = Config(128, 128, 2, 6, 2);
+  c.ping_pong = true;
+  EXPECT_TRUE(Sm90().Supports(p, c, target).ok()) << Sm90().Supports(p, c, target);
+  EXPECT_EQ(c.ToString(), "sm90 bm=128 bn=128 bk=64 wm=2 wn=1 st=6 sk=1 pdl=1 rm=0 cm=2 pp=1");
+  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+  EXPECT_THAT(s.source, HasSubstr("kPingPong = true"));
+  EXPECT_THAT(s.kernel_name, HasSubstr("_cm2_pp"));
+  c.ping_pong = false;
+  EXPECT_THAT(Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16).source,
+              Not(HasSubstr("kPingPong")));
+
+  KernelConfig wide = Config(128, 256, 2, 4, 1);  // 256 accumulators a warpgroup
+  wide.ping_pong = true;
+  EXPECT_THAT(Sm90().Supports(p, wide, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("128 accumulators")));
+  KernelConfig one = Config(64, 128, 1, 4, 1);
+  one.ping_pong = true;
+  EXPECT_THAT(Sm90().Supports(p, one, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ping-pong")));
+  KernelConfig split = Config(64, 256, 2, 4, 1);
+  split.ping_pong = true;
+  split.split_k = 2;
+  EXPECT_THAT(Sm90().Supports(p, split, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ping-pong")));
+
+  for (TuningPolicy policy : {TuningPolicy::kHeuristic, TuningPolicy::kFast}) {
+    for (const KernelConfig& f : Sm90().Candidates(p, target, policy)) {
+      EXPECT_FALSE(f.ping_pong) << f.ToString();
+    }
+  }
+  int exhaustive = 0;
+  for (const KernelConfig& e : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+    exhaustive += e.ping_pong ? 1 : 0;
+  }
+  EXPECT_EQ(exhaustive, 4);  // 128 x 128 and 64 x 256, alone and in pairs
+}
+
 TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
   const GemmProblem p = Linear(1024, 1024, 1024);
   bool split = false;
