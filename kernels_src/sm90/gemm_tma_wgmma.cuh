@@ -162,14 +162,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       const int split = item % S::kSplitK;
       const int k_begin = split * kPerSplit;
       const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
-      // Ping-pong mainloops take turns (named barrier 3 + c: warpgroup c may
-      // start). Besides giving each one the tensor cores alone, this keeps a
-      // warpgroup from waiting on a stage more than one phase ahead of its
-      // barrier, which the phase parity could not tell apart.
+      // Ping-pong mainloops take turns. Besides giving each one the tensor
+      // cores alone, this keeps a warpgroup from waiting on a stage more than
+      // one phase ahead of its barrier, which the phase parity could not tell
+      // apart.
       const int position = (item - cluster) / clusters;  // in the CTA's sequence
       if (kPingPong) {
         it = position * kKTiles;
-        if (position > 0) NamedBarrierSync(3 + consumer, 256);
+        if (position > 0) WaitTurn(consumer);
       }
       int prev = -1;
       for (int kt = k_begin; kt < k_end; ++kt, ++it) {
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         }
         prev = s;
       }
-      if (kPingPong && item + clusters < kItems) NamedBarrierArrive(3 + (consumer ^ 1), 256);
+      if (kPingPong && item + clusters < kItems) PassTurn(consumer);
       WgmmaWait<0>();
 #pragma unroll
       for (int i = 0; i < ML::kMI; ++i) {

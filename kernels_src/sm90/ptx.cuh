@@ -205,11 +205,6 @@ __device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Arrives without waiting: `threads` counts these and the ones that sync.
-__device__ __forceinline__ void NamedBarrierArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 // Four 8x8 16-bit matrices from the registers of a warp to shared memory;
 // lane L gives the address of row L % 8 of matrix L / 8.
 __device__ __forceinline__ void StMatrixX4(unsigned addr, unsigned r0, unsigned r1, unsigned r2,

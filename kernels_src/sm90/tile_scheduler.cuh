@@ -23,6 +23,17 @@ struct PingPongOf<S, decltype(void(S::kPingPong))> {
   static constexpr bool value = S::kPingPong;
 };
 
+// The ping-pong mainloops take turns: named barrier 3 + c means "consumer
+// warpgroup c may start its next mainloop". A warpgroup waits for its turn
+// (bar.sync, 128 threads) and passes it once its wgmmas are issued
+// (bar.arrive by the other 128 of the 256 counted).
+__device__ __forceinline__ void WaitTurn(int consumer) {
+  asm volatile("bar.sync %0, 256;" ::"r"(3 + consumer) : "memory");
+}
+__device__ __forceinline__ void PassTurn(int consumer) {
+  asm volatile("bar.arrive %0, 256;" ::"r"(3 + (consumer ^ 1)) : "memory");
+}
+
 template <int kTilesM, int kTilesN, int kBatch, int kClusterM, int kGroupM>
 struct TileScheduler {
   static constexpr int kUnitsM = (kTilesM + kClusterM - 1) / kClusterM;
