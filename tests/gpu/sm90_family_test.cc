@@ -168,14 +168,27 @@ std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937
   return "";
 }
 
-// `env` names the variable that overrides `count`.
-void RunRandomProblems(bool gated, const char* env, int count, int at_least) {
-  JITGEMM_REQUIRE_GPU();
-  auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
-  auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
-  if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
+// Runs on an sm_90 GPU only; skips with the reason elsewhere.
+class Sm90FamilyGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    JITGEMM_REQUIRE_GPU();
+    auto api = jit::GetDriver();
+    ASSERT_TRUE(api.ok()) << api.status();
+    auto device = jit::CurrentDevice(**api);
+    ASSERT_TRUE(device.ok()) << device.status();
+    if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
+    device_ = *device;
+  }
+
+  // `env` names the variable that overrides `count`.
+  void RunRandomProblems(bool gated, const char* env, int count, int at_least);
+
+  jit::DeviceContext device_;
+};
+
+void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count, int at_least) {
+  const jit::DeviceContext* device = &device_;
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm90);
   if (const char* v = std::getenv(env)) count = std::atoi(v);
   std::mt19937_64 rng(gated ? 20261125 : 20261124);
@@ -212,24 +225,18 @@ void RunRandomProblems(bool gated, const char* env, int count, int at_least) {
   EXPECT_GE(ran, std::min(count, at_least));
 }
 
-TEST(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
+TEST_F(Sm90FamilyGpuTest, RandomProblemsMatchFloat64Reference) {
   RunRandomProblems(/*gated=*/false, "JITGEMM_SM90_PROBLEMS", 320, 300);
 }
 
-TEST(Sm90FamilyGpuTest, RandomGatedProblemsMatchFloat64Reference) {
+TEST_F(Sm90FamilyGpuTest, RandomGatedProblemsMatchFloat64Reference) {
   RunRandomProblems(/*gated=*/true, "JITGEMM_SM90_GATED_PROBLEMS", 120, 100);
 }
 
 // Ping-pong warpgroups take turns over many tiles per CTA, with more k slices
 // per tile than ring stages: where a warpgroup could run two phases ahead of
 // a stage's barrier (the random problems have one or two tiles per CTA).
-TEST(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
-  JITGEMM_REQUIRE_GPU();
-  auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
-  auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
-  if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
+TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
   std::mt19937_64 rng(20261126);
   for (const bool gated : {false, true}) {
     GemmProblem p;
@@ -261,7 +268,7 @@ TEST(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
       c.ping_pong = true;
       Options options;
       bool compiled = false;
-      auto backend = JitBackend::Create(p, c, options, *device, &compiled);
+      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
       ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
       EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
     }
