@@ -54,7 +54,9 @@ TEST(ManifestKernelsTest, GatedProblemsListTheGatePassOfTheCublasRoute) {
   EXPECT_THAT(Names(*k), ::testing::Contains(::testing::StartsWith("gemm_gate_bf16_rc_r_1x8x1")));
   EXPECT_THAT(Names(*k), ::testing::Contains(::testing::HasSubstr("_silu_glu")));
   for (const std::string& n : Names(*k)) {
-    if (n.rfind("gemm_gate_", 0) == 0) EXPECT_THAT(n, ::testing::Not(::testing::HasSubstr("bias")));
+    if (n.rfind("gemm_gate_", 0) == 0) {
+      EXPECT_THAT(n, ::testing::Not(::testing::HasSubstr("bias")));
+    }
   }
   // Before Hopper no JIT family gates: the pass is all there is to compile.
   absl::StatusOr<TargetArch> ampere = ResolveTarget("sm_80", 0);
