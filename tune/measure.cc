@@ -12,7 +12,8 @@
 namespace jitgemm::tune {
 
 absl::StatusOr<Measurement> Measure(CandidateTimer& timer, const Backend& backend, Regime regime,
-                                    double best_us, bool protect, MeasureBudget& budget) {
+                                    double best_us, bool protect, MeasureBudget& budget,
+                                    int max_replays) {
   JITGEMM_ASSIGN_OR_RETURN(const double first_us, timer.FirstCallUs(backend, regime));
   const double single = std::max(first_us, 0.1);
   budget.spent_us += 2 * single;  // the warm-up and the timed call
@@ -36,6 +37,7 @@ absl::StatusOr<Measurement> Measure(CandidateTimer& timer, const Backend& backen
       std::clamp(static_cast<int>(std::ceil(kCandidateBudgetUs / std::max(m.launches * t1, 0.1))),
                  kMinReplays, kMaxReplays);
   if (budget.spent_us > kTotalBudgetUs && !protect) replays = 1;
+  replays = std::max(1, std::min(replays, max_replays));
   for (; m.replays < replays; ++m.replays) {
     JITGEMM_ASSIGN_OR_RETURN(const double t, graph->ReplayUs());
     samples.push_back(t);

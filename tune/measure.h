@@ -55,9 +55,11 @@ struct Measurement {
 };
 
 // Measures `backend` in `regime`. `best_us` < 0: nothing measured yet in this
-// regime (no pruning). `protect`: never stopped early.
+// regime (no pruning). `protect`: never stopped early. `max_replays` caps the
+// timed replays below kMaxReplays (a second look at a candidate needs fewer).
 absl::StatusOr<Measurement> Measure(CandidateTimer& timer, const Backend& backend, Regime regime,
-                                    double best_us, bool protect, MeasureBudget& budget);
+                                    double best_us, bool protect, MeasureBudget& budget,
+                                    int max_replays = kMaxReplays);
 
 }  // namespace jitgemm::tune
 

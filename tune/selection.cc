@@ -77,6 +77,9 @@ Choice ChooseFastest(const std::vector<Timing>& timings, double margin,
     }
   }
   Choice c;
+  c.cublas = cublas;
+  c.best_jit = best_jit;
+  c.jit_ratio = best_ratio;
   if (cublas < 0 && best_jit < 0) {
     c.reason = "no candidate could run";
     return c;

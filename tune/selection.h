@@ -39,6 +39,11 @@ struct Timing {
 struct Choice {
   int index = -1;  // into the timings; -1: nothing could run
   std::string reason;
+  // What the rule compared: the cuBLAS pick and the best JIT kernel (-1:
+  // none), and the JIT kernel's worse ratio to the pick over the regimes.
+  int cublas = -1;
+  int best_jit = -1;
+  double jit_ratio = 0;
 };
 
 // `regimes` names the regimes of Timing::us for the reason; with one regime

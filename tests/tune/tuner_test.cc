@@ -16,12 +16,14 @@
 #include "support/status_matchers.h"
 #include "tune/measure.h"
 #include "tune/regime.h"
+#include "tune/rematch.h"
 #include "tune/selection.h"
 
 namespace jitgemm::tune {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kCublasName[] = "cublas";
 
@@ -169,6 +171,9 @@ class FakeBackend : public Backend {
 // it is asked to run and the GPU microseconds they would take.
 struct FakeClock {
   std::map<std::string, double> us;
+  // Times from a candidate's second measurement on (a clock that drifted).
+  std::map<std::string, double> later_us;
+  std::map<std::string, int> measured;   // name -> FirstCallUs calls, all regimes
   std::atomic<int> candidates_timed{0};  // FirstCallUs in the first regime
   std::atomic<int> calls{0};
   double gpu_us = 0;                                    // guarded by the tuner's lock
@@ -177,6 +182,9 @@ struct FakeClock {
   std::set<std::string> resident_seen;
 
   double Of(const std::string& name, Regime regime) const {
+    if (auto it = later_us.find(name); it != later_us.end()) {
+      if (auto m = measured.find(name); m != measured.end() && m->second > 1) return it->second;
+    }
     if (regime == Regime::kResident) {
       if (auto it = us.find(name + "@resident"); it != us.end()) return it->second;
     }
@@ -211,6 +219,7 @@ class FakeTimer : public CandidateTimer {
   explicit FakeTimer(FakeClock* clock) : clock_(clock) {}
   absl::StatusOr<double> FirstCallUs(const Backend& b, Regime regime) override {
     if (regime == Regime::kStreaming) ++clock_->candidates_timed;
+    ++clock_->measured[b.Describe()];
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     clock_->Run(b.Describe(), regime, 2);  // warm-up and the timed call
     return clock_->Of(b.Describe(), regime);
@@ -347,6 +356,44 @@ TEST_F(TunerTest, BeforeTimingRunsOnlyWhenCandidatesAreTimed) {
   ASSERT_TRUE(SelectBackend(r).ok());
   EXPECT_EQ(prepared, 1);
   EXPECT_EQ(builds_.load(), 4 + 1 + 1);  // 4 timed; the winner; the heuristic's first
+}
+
+// The reference is timed first; if the card was faster then, a JIT kernel
+// level with it may really be ahead. Close calls are timed again alternately.
+TEST_F(TunerTest, CloseCallsAreTimedAgainAlternately) {
+  us_[Name(kA)] = 2.6;                 // level with cuBLAS's first measurement
+  clock_.later_us[kCublasName] = 2.9;  // cuBLAS measured again, on the warm card
+  auto r = SelectBackend(Request());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->winner, kA);
+  EXPECT_THAT(r->reason, HasSubstr("close call timed again"));
+  EXPECT_EQ(clock_.measured[Name(kA)], 1 + kRematchRounds);
+  EXPECT_EQ(clock_.measured[kCublasName], 1 + kRematchRounds);
+  EXPECT_EQ(clock_.measured[Name(kB)], 1);
+}
+
+TEST_F(TunerTest, ClearDecisionsAreNotTimedAgain) {
+  clock_.later_us[kCublasName] = 1.0;  // would flip the choice if measured again
+  auto r = SelectBackend(Request());   // kA 2.0 against cuBLAS 2.6: 23% ahead
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->winner, kA);
+  EXPECT_THAT(r->reason, Not(HasSubstr("timed again")));
+  EXPECT_EQ(clock_.measured[kCublasName], 1);
+}
+
+TEST(RematchTest, TheWindowSurroundsTheMargin) {
+  Choice c;
+  c.cublas = 0;
+  c.best_jit = 1;
+  for (const auto& [ratio, close] :
+       {std::pair{0.90, false}, std::pair{0.93, true}, std::pair{0.97, true}, std::pair{1.04, true},
+        std::pair{1.06, false}}) {
+    c.jit_ratio = ratio;
+    EXPECT_EQ(IsCloseCall(c, 0.03), close) << ratio;
+  }
+  c.cublas = -1;
+  c.jit_ratio = 1.0;
+  EXPECT_FALSE(IsCloseCall(c, 0.03));  // nothing to compare with
 }
 
 TEST_F(TunerTest, StaleRecordsAreRetuned) {
@@ -563,15 +610,18 @@ TEST_F(TunerTest, TimingCostScalesWithTheCandidatesTime) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(Name(result->winner), kCublasName) << "11.3 ms is not 3% below 11.5";
   for (const auto& [name, sizes] : clock_.launches_of) {
-    EXPECT_EQ(sizes, std::vector<int>{1}) << name << ": one call per graph";
+    for (int size : sizes) EXPECT_EQ(size, 1) << name << ": one call per graph";
   }
-  // Full: warm-up, timed call, untimed replay, kMinReplays replays.
-  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 3 + kMinReplays);
+  // Full: warm-up, timed call, untimed replay, kMinReplays replays; then, as
+  // a close call, kRematchRounds more of warm-up, timed call and two replays.
+  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 3 + kMinReplays + 4 * kRematchRounds);
+  EXPECT_EQ(clock_.calls_of[Name(jit[1])], 3 + kMinReplays) << "not the best: no second look";
   EXPECT_EQ(clock_.calls_of[Name(jit[7])], 4) << "twice as slow: stopped after one replay";
   EXPECT_EQ(clock_.calls_of["cublas#2"], 4);
-  // 6 calls for 6 candidates, 4 for the other 5: 56 calls, under 1 s of GPU time.
-  EXPECT_EQ(clock_.calls.load(), 6 * 6 + 5 * 4);
-  EXPECT_LT(clock_.gpu_us, 1.0e6);
+  // 6 calls for 6 candidates, 4 for the other 5, 8 more for each of the two
+  // that are timed again: 72 calls, 1.07 s of GPU time.
+  EXPECT_EQ(clock_.calls.load(), 6 * 6 + 5 * 4 + 2 * 4 * kRematchRounds);
+  EXPECT_LT(clock_.gpu_us, 1.1e6);
   EXPECT_THAT(result->reason, HasSubstr("5 stopped early"));
   EXPECT_NEAR(result->timing_us, clock_.gpu_us, 1.0);
 }
@@ -580,9 +630,12 @@ TEST_F(TunerTest, MidSizedCandidatesGetGraphsOfAFewMilliseconds) {
   us_ = {{Name(kA), 1500}, {Name(kB), 1500}, {Name(kC), 1500}, {kCublasName, 1500}};
   auto result = SelectBackend(Request());
   ASSERT_TRUE(result.ok());
-  // 8192^3 bf16 (1.5 ms): 2 launches per graph, 5 replays.
-  EXPECT_EQ(clock_.launches_of[kCublasName], std::vector<int>{2});
-  EXPECT_EQ(clock_.calls_of[kCublasName], 2 + 2 + 5 * 2);
+  // 8192^3 bf16 (1.5 ms): 2 launches per graph, 5 replays; all level, so
+  // cuBLAS and the first JIT kernel get kRematchRounds second looks (one
+  // replay each).
+  ASSERT_FALSE(clock_.launches_of[kCublasName].empty());
+  EXPECT_EQ(clock_.launches_of[kCublasName].front(), 2);
+  EXPECT_EQ(clock_.calls_of[kCublasName], 2 + 2 + 5 * 2 + kRematchRounds * (2 + 2 + 2));
 }
 
 TEST_F(TunerTest, TheTotalBudgetCapsManyLongCandidates) {
@@ -596,9 +649,11 @@ TEST_F(TunerTest, TheTotalBudgetCapsManyLongCandidates) {
   TuneRequest r = Request(TuningPolicy::kExhaustive);
   r.candidates = Set(jit, 1);
   ASSERT_TRUE(SelectBackend(r).ok());
-  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 6);
+  // All level: the first JIT kernel and cuBLAS also get their second looks.
+  EXPECT_EQ(clock_.calls_of[Name(jit[0])], 6 + 4 * kRematchRounds);
+  EXPECT_EQ(clock_.calls_of[Name(jit[1])], 6);
   EXPECT_EQ(clock_.calls_of[Name(jit[39])], 4) << "past the total budget: one replay";
-  EXPECT_LT(clock_.gpu_us, kTotalBudgetUs + 41 * 4 * 20000.0);
+  EXPECT_LT(clock_.gpu_us, kTotalBudgetUs + (41 * 4 + 2 * 4 * kRematchRounds) * 20000.0);
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// Close calls timed again. The tuner times its candidates one after another,
+// cuBLASLt's first choice first. Under a heavy GEMM an H100 sits at its power
+// cap and its clock moves by several percent within one tuning run
+// (bench/results/2026-11-26-h100-s3-power.log), so whichever candidate ran
+// first, on the cooler card, can look a few percent faster than it is: enough
+// to flip a decision made with a 3% margin. When the best JIT kernel's worse
+// ratio to the cuBLAS pick lies within kRematchWindow of the margin on either
+// side, both are timed kRematchRounds more times (one graph replay each, after
+// its warm-up), alternating which goes first, and each keeps the median of all
+// its measurements in each regime; the rule (tune/selection.h) then decides on
+// those. That costs two candidates' worth of calls on top of a tuning run.
+//
+// Thread safety: functions of their arguments.
+#ifndef JITGEMM_TUNE_REMATCH_H_
+#define JITGEMM_TUNE_REMATCH_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "backends/backend.h"
+#include "tune/graph_timer.h"
+#include "tune/measure.h"
+#include "tune/regime.h"
+#include "tune/selection.h"
+
+namespace jitgemm::tune {
+
+inline constexpr double kRematchWindow = 0.05;
+inline constexpr int kRematchRounds = 2;
+
+// Whether `choice` (with `margin`) is close enough to be timed again: both a
+// cuBLAS pick and a JIT kernel ran, and the JIT kernel's worse ratio lies in
+// (1 - margin - kRematchWindow, 1 + kRematchWindow).
+bool IsCloseCall(const Choice& choice, double margin);
+
+// Times `jit` and `cublas` (run by `jit_backend` and `cublas_backend`) again in
+// every regime of `regimes`, kRematchRounds rounds with the first of each
+// round alternating, and replaces each one's time per regime by the median of
+// its first measurement and these. On a measurement error the times are left
+// as they were and the error is returned.
+absl::Status Rematch(CandidateTimer& timer, const std::vector<Regime>& regimes,
+                     const Backend& jit_backend, Timing& jit, const Backend& cublas_backend,
+                     Timing& cublas, MeasureBudget& budget);
+
+}  // namespace jitgemm::tune
+
+#endif  // JITGEMM_TUNE_REMATCH_H_
