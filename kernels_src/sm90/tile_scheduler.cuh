@@ -2,8 +2,9 @@
 // per SM; CTA clusters of kClusterM along x take "units" (kClusterM tiles
 // adjacent in M that share one B tile) in turn: unit u goes to cluster
 // u mod clusters. Units are numbered batch by batch, and inside a batch in
-// groups of kGroupM unit rows walked down M first, so that the units in
-// flight at one time share their A and B tiles in L2.
+// groups of kGroupM unit rows (or all of them, when fewer) walked down M
+// first, so that the units in flight at one time share their A and B tiles in
+// L2.
 #pragma once
 
 namespace jitgemm {
@@ -50,16 +51,15 @@ struct TileScheduler {
     Tile t;
     t.batch = unit / kUnitsPerBatch;
     const int r = unit - t.batch * kUnitsPerBatch;
-    int um = r / kTilesN, un = r % kTilesN;
-    if (kUnitsM > kGroupM) {
-      const int per_group = kGroupM * kTilesN;
-      const int group = r / per_group;
-      const int first = group * kGroupM;
-      const int size = kUnitsM - first < kGroupM ? kUnitsM - first : kGroupM;
-      const int in_group = r - group * per_group;
-      um = first + in_group % size;
-      un = in_group / size;
-    }
+    // Down M first inside each group, also when all of M is one group:
+    // walking N first there streams all of B once per unit row.
+    const int per_group = kGroupM * kTilesN;
+    const int group = r / per_group;
+    const int first = group * kGroupM;
+    const int size = kUnitsM - first < kGroupM ? kUnitsM - first : kGroupM;
+    const int in_group = r - group * per_group;
+    const int um = first + in_group % size;
+    const int un = in_group / size;
     t.tile_m = um * kClusterM + rank;
     t.tile_n = un;
     return t;
