@@ -43,23 +43,10 @@ class ElementwiseFamily final : public KernelFamily {
           "epilogue.gate: the elementwise pass serves ungated problems (the gate family serves "
           "gated ones)");
     }
-    const int width = c.block_n;
-    if (width < 1 || (width & (width - 1)) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
-    }
-    if (width > 1) {
-      // The pointer's part of the promise is checked where it is known
-      // (ElementwiseWidth); the kernel static_asserts the whole of it.
-      const int64_t bytes = width * DataTypeSize(p.d.type);
-      const int lines = OperandAlignment(p.d, p.m, p.n, p.batch_count, 16);
-      if (bytes < 4 || bytes > 16 || bytes > lines) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "block_n: ", width, " elements (", bytes,
-            " bytes) is no 4, 8 or 16-byte access that D's ld and batch stride align (", lines,
-            " bytes)"));
-      }
-    }
-    return absl::OkStatus();
+    // The pointer's part of the promise is checked where it is known
+    // (ElementwiseWidth); the kernel static_asserts the whole of it.
+    return CheckAccessWidth(p, c.block_n, OperandAlignment(p.d, p.m, p.n, p.batch_count, 16),
+                            "D's ld and batch stride");
   }
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
@@ -95,12 +82,29 @@ LaunchShape GridStrideShape(const GemmProblem& p, const KernelConfig& c, const T
   return s;
 }
 
-int ElementwiseWidth(const GemmProblem& p, int pointer_alignment) {
+absl::Status CheckAccessWidth(const GemmProblem& p, int width, int aligned_bytes,
+                              const char* aligned_by) {
+  if (width < 1 || (width & (width - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
+  }
+  const int64_t bytes = int64_t{width} * DataTypeSize(p.d.type);
+  if (width > 1 && (bytes < 4 || bytes > 16 || bytes > aligned_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_n: ", width, " elements (", bytes, " bytes) is no 4, 8 or 16-byte access that ",
+        aligned_by, " align (", aligned_bytes, " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+int AccessWidth(const GemmProblem& p, int aligned_bytes) {
   const int esize = static_cast<int>(DataTypeSize(p.d.type));
-  const int bytes = OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment);
   // Narrower than a 32-bit word, a vector saves nothing.
-  if (bytes < 4 || bytes < 2 * esize) return 1;
-  return bytes / esize;
+  if (aligned_bytes < 4 || aligned_bytes < 2 * esize) return 1;
+  return aligned_bytes / esize;
+}
+
+int ElementwiseWidth(const GemmProblem& p, int pointer_alignment) {
+  return AccessWidth(p, OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment));
 }
 
 const KernelFamily& ElementwiseFamilyInstance() {

@@ -55,23 +55,10 @@ class GateFamily final : public KernelFamily {
       return absl::InvalidArgumentError(
           "epilogue.gate: the gate pass serves gated problems only (Gate::kHalves)");
     }
-    const int width = c.block_n;
-    if (width < 1 || (width & (width - 1)) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("block_n: ", width, " is no power of two"));
-    }
-    if (width > 1) {
-      const int64_t bytes = width * DataTypeSize(p.d.type);
-      const int lines =
-          std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, 16), ProductAlignment(p));
-      if (bytes < 4 || bytes > 16 || bytes > lines) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("block_n: ", width, " elements (", bytes,
-                         " bytes) is no 4, 8 or 16-byte access that D's ld and batch stride and "
-                         "the halves of the product align (",
-                         lines, " bytes)"));
-      }
-    }
-    return absl::OkStatus();
+    return CheckAccessWidth(
+        p, c.block_n,
+        std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, 16), ProductAlignment(p)),
+        "D's ld and batch stride and the halves of the product");
   }
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
@@ -119,12 +106,8 @@ int64_t GateUpOffset(const GemmProblem& p) {
 }
 
 int GateWidth(const GemmProblem& p, int pointer_alignment) {
-  const int esize = DataTypeSize(p.d.type);
-  const int bytes = std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment),
-                             ProductAlignment(p));
-  // Narrower than a 32-bit word, a vector saves nothing.
-  if (bytes < 4 || bytes < 2 * esize) return 1;
-  return bytes / esize;
+  return AccessWidth(p, std::min(OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment),
+                                 ProductAlignment(p)));
 }
 
 const KernelFamily& GateFamilyInstance() {

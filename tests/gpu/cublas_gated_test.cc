@@ -28,12 +28,6 @@
 namespace jitgemm::support {
 namespace {
 
-template <class T>
-T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
-  return *(values.begin() + d(rng));
-}
-
 constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
                                        Activation::kGeluErf, Activation::kSilu};
 

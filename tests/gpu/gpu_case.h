@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,13 @@
 #include "support/reference.h"
 
 namespace jitgemm::support {
+
+// One of `values`, uniformly: the random problem generators' draw.
+template <class T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
+  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
+  return *(values.begin() + d(rng));
+}
 
 struct Case {
   GemmProblem problem;

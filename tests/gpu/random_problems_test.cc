@@ -38,12 +38,6 @@ int64_t PickSize(std::mt19937_64& rng, bool small) {
   return kSizes[pick(rng)];
 }
 
-template <class T>
-T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
-  return *(values.begin() + d(rng));
-}
-
 Case RandomCase(std::mt19937_64& rng, int index) {
   Case c;
   GemmProblem& p = c.problem;

@@ -23,15 +23,10 @@
 #include "jit/launcher.h"
 #include "support/gpu_env.h"
 #include "support/reference.h"
+#include "tests/gpu/gpu_case.h"
 
 namespace jitgemm::support {
 namespace {
-
-template <class T>
-T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
-  return *(values.begin() + d(rng));
-}
 
 int64_t RoundUp8(int64_t x) { return (x + 7) / 8 * 8; }
 
