@@ -62,22 +62,27 @@ int64_t Units(const GemmProblem& p, const KernelConfig& c) {
 }
 
 // Relative wgmma throughput of a tile shape: wider tiles read less shared
-// memory per multiply-add (H100, 4096^3 and 8192^3 kernel timings).
+// memory per multiply-add (H100: 4096^3 and 8192^3 for the widest, the
+// exhaustive S2 timings of bench/results/2026-11-26-h100-s2-exhaustive.log
+// for the others).
 double TileRate(const KernelConfig& c) {
   const int area = c.block_m * c.block_n;
-  double rate = area >= 128 * 256 ? 1.0 : area >= 128 * 128 ? 0.82 : 0.62;
+  double rate = area >= 128 * 256 ? 1.0 : area >= 128 * 128 ? 0.9 : area >= 64 * 128 ? 0.72 : 0.53;
   if (c.cluster_m > 1) rate *= 1.06;
   return rate;
 }
 
 // Estimated microseconds: whole waves of persistent CTAs over the units, each
-// unit's k loop at ~5.6 TFLOP/s per SM for the best tile, a fixed start.
+// unit's k loop at ~5.6 TFLOP/s per SM for the best tile, a fixed start. A
+// cluster pays a start of its own and keeps its CTAs in step, which only a
+// long k loop repays: at 1024^3 single CTAs ran 1.3-1.6 us faster.
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t ctas = std::max<int64_t>(1, t.multiprocessors / c.cluster_m);
   const int64_t waves = CeilDiv(Units(p, c) * c.split_k, ctas);
   const double k = static_cast<double>(CeilDiv(CeilDiv(p.k, kBlockK), c.split_k) * kBlockK);
   const double tile_flops = 2.0 * c.block_m * c.block_n * k;
-  double us = 3.0 + static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
+  double us = 2.5 + (c.cluster_m > 1 ? 1.5 : 0.0) +
+              static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
               0.2 * CeilDiv(p.k, kBlockK) / c.split_k / std::max(1, c.stages);
   if (c.split_k > 1) {
     // Partial tiles written and read back through L2, then the last split's epilogue.
@@ -241,7 +246,7 @@ class Sm90Family final : public KernelFamily {
       ranked.emplace_back(Cost(p, c, target), c);
       // Split-K where the tiles leave SMs idle and each split keeps k-tiles.
       const int64_t ctas = std::max(1, target.multiprocessors / c.cluster_m);
-      for (int split : {2, 3, 4}) {
+      for (int split : {2, 3, 4, 6, 8, 12, 16}) {
         KernelConfig sc = c;
         sc.split_k = split;
         if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;
@@ -270,9 +275,16 @@ class Sm90Family final : public KernelFamily {
     return c;
   }
 
+  // Mirrors Sm90Smem in kernels_src/sm90/gemm_tma_wgmma.cuh.
   static int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
-    const int staging = Sm90TmaStore(p) ? c.warps_m * kStagingPerConsumer : 0;
-    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + 16 * c.stages + 16;
+    const bool tma_store = Sm90TmaStore(p);
+    const int staging = tma_store ? c.warps_m * kStagingPerConsumer : 0;
+    // The staged epilogue takes column biases from shared memory (bias_prefetch.cuh).
+    const int bias = tma_store && p.epilogue.bias == BiasMode::kPerColumn && !Gated(p)
+                         ? c.warps_m * c.block_n * 2
+                         : 0;
+    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias +
+           16 * c.stages + 16;
   }
 };
 

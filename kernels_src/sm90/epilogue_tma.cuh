@@ -15,6 +15,7 @@
 #include "jitgemm/common/epilogue.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/activation.cuh"
+#include "jitgemm/sm90/bias_prefetch.cuh"
 #include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 
@@ -29,47 +30,67 @@ struct TmaStoreEpilogue {
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
-  // Bias of one row or column, 0 outside the matrix or without a bias on that axis.
-  template <int kAxis>
-  __device__ __forceinline__ static float Bias(const GemmArgs& args, int batch, int index,
-                                               int limit) {
-    if (GateOf<S>::value != 0 || S::kBias != kAxis || index >= limit) return 0.f;
-    const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
-    return ToFloat(bias[index]);
-  }
-
-  // alpha * acc + beta * C + bias, activated; 0 outside the matrix (where C
-  // must not be read and TMA drops the store anyway).
+  // alpha * acc + beta * C + bias, activated; 0 outside the matrix, where C
+  // must not be read and TMA drops the store anyway. Only the C read is
+  // conditional: a branch around each value would keep the compiler from
+  // interleaving their activations.
   __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
                                                 float acc, float bias) {
-    if (row >= S::kM || col >= S::kN) return 0.f;
     if (GateOf<S>::value != 0) return acc;
+    const bool inside = row < S::kM && col < S::kN;
     float v = args.alpha * acc + bias;
-    if (S::kHasC) {
+    if (S::kHasC && inside) {
       const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
                                       static_cast<int64>(batch) * S::kStrideC;
       v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
     }
-    return ActivateFor16BitD<S::kAct>(v);
+    v = ActivateFor16BitD<S::kAct>(v);
+    return inside ? v : 0.f;
   }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix;
-  // `staging`: its kSmemBytes (1024-byte aligned); `bar`: its named barrier.
+  // `staging`: its kSmemBytes (1024-byte aligned); `bias`: its biases, read
+  // before the mainloop, and `bias_smem` their BiasPrefetch::kSmemBytes;
+  // `bar`: its named barrier.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                int batch, int batch_coord, int m0, int n0,
                                                int thread, const TensorMap* map_d, unsigned staging,
-                                               int bar) {
+                                               const BiasPrefetch<S, kMI, kBN>& bias,
+                                               unsigned bias_smem, int bar) {
+    using Bias = BiasPrefetch<S, kMI, kBN>;
     const int warp = thread >> 5, lane = thread & 31;
+    const int row_base = m0 + warp * 16 + (lane >> 2);
+    const int col_base = n0 + 2 * (lane & 3);
+    if constexpr (Bias::kColumns) {
+      bias.Publish(bias_smem, thread);
+      NamedBarrierSync(bar, 128);
+    }
+    // Every value first, in place, with no barrier or shared-memory store in
+    // between: with one warp per scheduler nothing else hides the latency of
+    // the activations, so the compiler must be free to interleave all of them.
+#pragma unroll
+    for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        float col_bias[2] = {0.f, 0.f};
+        if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float row_bias = Bias::kRows ? bias.row[Bias::kRows ? 2 * i + h : 0] : 0.f;
+          const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * j;
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& a = acc[i][4 * j + 2 * h + e];
+            a = Value(args, batch, row, col + e, a, row_bias + col_bias[e]);
+          }
+        }
+      }
+    }
     // stmatrix: lane L addresses row L % 8 of matrix L / 8 = (h, j parity).
     const int mat = lane >> 3;
     const int st_row = warp * 16 + (lane & 7) + 8 * (mat & 1);
-    const int row_base = m0 + warp * 16 + (lane >> 2);
-    const int col_base = n0 + 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < kMI; ++i) {
-      // Biases are loaded once per row and column a thread touches, not per element.
-      const float row_bias[2] = {Bias<2>(args, batch, row_base + i * 64, S::kM),
-                                 Bias<2>(args, batch, row_base + i * 64 + 8, S::kM)};
 #pragma unroll
       for (int cb = 0; cb < kBN / 64; ++cb) {
         const unsigned buf = staging + ((i * (kBN / 64) + cb) & 1) * kBlockBytes;
@@ -79,23 +100,11 @@ struct TmaStoreEpilogue {
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
           const int j = cb * 8 + 2 * jj;
-          float col_bias[2][2];
-#pragma unroll
-          for (int x = 0; x < 2; ++x) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              col_bias[x][e] = Bias<1>(args, batch, col_base + 8 * (j + x) + e, S::kN);
-            }
-          }
           unsigned r[4];
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            const int jq = j + (q >> 1), h = q & 1;
-            const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * jq;
-            const float* a = &acc[i][4 * jq + 2 * h];
-            r[q] =
-                Pack2<D>(Value(args, batch, row, col, a[0], row_bias[h] + col_bias[q >> 1][0]),
-                         Value(args, batch, row, col + 1, a[1], row_bias[h] + col_bias[q >> 1][1]));
+            const float* a = &acc[i][4 * (j + (q >> 1)) + 2 * (q & 1)];
+            r[q] = Pack2<D>(a[0], a[1]);
           }
           const int chunk = 2 * jj + (mat >> 1);
           const unsigned addr = buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4);

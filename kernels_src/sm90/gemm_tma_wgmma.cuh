@@ -34,6 +34,7 @@
 
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/bias_prefetch.cuh"
 #include "jitgemm/sm90/epilogue.cuh"
 #include "jitgemm/sm90/epilogue_tma.cuh"
 #include "jitgemm/sm90/gate.cuh"
@@ -54,10 +55,13 @@ struct TensorMaps {
 template <class S>
 struct Sm90Smem {
   using ML = Mainloop<S>;
+  using Bias = BiasPrefetch<S, ML::kMI, ML::kOutBN>;
   static constexpr int kStagingBytes = S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
-  // Alignment slack, the ring, the staging blocks, the barriers, the split-K flags.
-  static constexpr int kBytes =
-      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + 2 * ML::kStages * 8 + 16;
+  static constexpr int kBiasBytes = S::kConsumers * Bias::kSmemBytes;
+  // Alignment slack, the ring, the staging blocks, the column biases, the
+  // barriers, the split-K flags.
+  static constexpr int kBytes = 1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes +
+                                2 * ML::kStages * 8 + 16;
 };
 
 // The store of one consumer warpgroup's tile: through shared memory and TMA
@@ -65,11 +69,13 @@ struct Sm90Smem {
 template <class S, int kMI, int kBN>
 __device__ __forceinline__ void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2], int batch,
                                       int m0, int n0, int thread, const TensorMap* map_d,
-                                      unsigned staging, int consumer) {
+                                      unsigned staging, const BiasPrefetch<S, kMI, kBN>& bias,
+                                      unsigned bias_smem, int consumer) {
   if constexpr (S::kTmaStore) {
     using Epi = TmaStoreEpilogue<S, kMI, kBN>;
     Epi::Store(args, acc, batch, Mainloop<S>::template BatchCoord<S::kStrideD>(batch), m0, n0,
-               thread, map_d, staging + consumer * Epi::kSmemBytes, 1 + consumer);
+               thread, map_d, staging + consumer * Epi::kSmemBytes, bias,
+               bias_smem + consumer * BiasPrefetch<S, kMI, kBN>::kSmemBytes, 1 + consumer);
   } else {
     Epilogue<S, kMI, kBN>::Store(args, acc, batch, m0, n0, thread);
   }
@@ -101,7 +107,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned smem = (SmemAddr(smem_raw) + 1023u) & ~1023u;
   const unsigned staging = smem + kStages * ML::kStageBytes;
-  const unsigned bars = staging + Sm90Smem<S>::kStagingBytes;
+  const unsigned bias_smem = staging + Sm90Smem<S>::kStagingBytes;
+  const unsigned bars = bias_smem + Sm90Smem<S>::kBiasBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
   unsigned* const flags =
@@ -167,6 +174,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       // one phase ahead of its barrier, which the phase parity could not tell
       // apart.
       const int position = (item - cluster) / clusters;  // in the CTA's sequence
+      const int m0 = t.tile_m * ML::kBM + (kPingPong ? 0 : consumer * ML::kMI * 64);
+      const int n0 = t.tile_n * ML::kOutBN;
+      typename Sm90Smem<S>::Bias bias;
+      bias.Load(args, t.batch, m0, n0, thread);
       if (kPingPong) {
         it = position * kKTiles;
         if (position > 0) WaitTurn(consumer);
@@ -208,7 +219,6 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         }
       }
       if (item + clusters >= kItems && S::kPdl) LaunchDependents();
-      const int m0 = t.tile_m * ML::kBM + (kPingPong ? 0 : consumer * ML::kMI * 64);
       if (m0 >= S::kM) continue;
       if constexpr (S::kSplitK > 1) {
         const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;
@@ -220,14 +230,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           continue;
         }
       }
-      const int n0 = t.tile_n * ML::kOutBN;
       if constexpr (ML::kGated) {
         float out[ML::kMI][ML::kOutBN / 2];
         GatedEpilogue<S, ML::kMI, ML::kBN>::Apply(args, acc, out, t.batch, n0, thread);
-        Store<S, ML::kMI, ML::kOutBN>(args, out, t.batch, m0, n0, thread, &maps.d, staging,
-                                      consumer);
+        Store<S, ML::kMI, ML::kOutBN>(args, out, t.batch, m0, n0, thread, &maps.d, staging, bias,
+                                      bias_smem, consumer);
       } else {
-        Store<S, ML::kMI, ML::kBN>(args, acc, t.batch, m0, n0, thread, &maps.d, staging, consumer);
+        Store<S, ML::kMI, ML::kBN>(args, acc, t.batch, m0, n0, thread, &maps.d, staging, bias,
+                                   bias_smem, consumer);
       }
     }
     // Bulk stores must finish writing before the grid counts as complete.
