@@ -240,8 +240,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
                                    bias_smem, consumer);
       }
     }
-    // Bulk stores must finish writing before the grid counts as complete.
-    if (S::kTmaStore && thread == 0) BulkWaitAll();
+    // Bulk stores must finish reading shared memory before the CTA exits; their
+    // writes are part of the grid's completion (as in CUTLASS's store tail),
+    // so waiting for them here would only lengthen the tail.
+    if (S::kTmaStore && thread == 0) BulkWaitRead<0>();
   }
   // Peers may still arrive on this CTA's barriers or multicast into it.
   if (S::kClusterM > 1) ClusterSync();

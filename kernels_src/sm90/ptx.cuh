@@ -189,10 +189,6 @@ template <int N>
 __device__ __forceinline__ void BulkWaitRead() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
-// All of this thread's bulk groups have completed their writes.
-__device__ __forceinline__ void BulkWaitAll() {
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-}
 
 // Orders this thread's generic-proxy shared-memory writes before later
 // async-proxy (TMA) reads of them.
