@@ -24,20 +24,39 @@ struct Epilogue {
   static constexpr bool kHalfD = sizeof(D) == 2;
   static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
 
-  __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
-                                                float acc) {
-    if constexpr (GateOf<S>::value != 0) {
-      return acc;
-    } else {
-      return EpilogueValue<S>(args, batch, row, col, acc);
-    }
-  }
-
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix.
+  // Three passes: the reads of C and the bias (predicated on the bounds, with
+  // no store between them, so they overlap), the activation of every value
+  // (unconditionally, so the compiler interleaves them; values outside the
+  // matrix are never stored), then the stores.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                int batch, int m0, int n0, int thread) {
     const int warp = thread >> 5, lane = thread & 31;
     D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
+    if constexpr (GateOf<S>::value == 0) {
+#pragma unroll
+      for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
+#pragma unroll
+          for (int j = 0; j < kBN / 8; ++j) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int col = n0 + 8 * j + 2 * (lane & 3) + e;
+              float& a = acc[i][4 * j + 2 * h + e];
+              a *= args.alpha;
+              if (row < S::kM && col < S::kN) a += Addend(args, batch, row, col);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+        for (int r = 0; r < kBN / 2; ++r) acc[i][r] = Activate<S::kAct>(acc[i][r]);
+      }
+    }
 #pragma unroll
     for (int i = 0; i < kMI; ++i) {
 #pragma unroll
@@ -48,9 +67,9 @@ struct Epilogue {
         for (int j = 0; j < kBN / 8; ++j) {
           const int col = n0 + 8 * j + 2 * (lane & 3);
           if (col >= S::kN) continue;
-          const float v0 = Value(args, batch, row, col, acc[i][4 * j + 2 * h]);
+          const float v0 = acc[i][4 * j + 2 * h];
           const bool two = col + 1 < S::kN;
-          const float v1 = two ? Value(args, batch, row, col + 1, acc[i][4 * j + 2 * h + 1]) : 0.f;
+          const float v1 = two ? acc[i][4 * j + 2 * h + 1] : 0.f;
           D* p = d + Offset<S::kRowD, S::kLdd>(row, col);
           if (kPairs && two) {
             if constexpr (kHalfD) {
@@ -66,6 +85,23 @@ struct Epilogue {
         }
       }
     }
+  }
+
+ private:
+  // beta * C + bias at (row, col), inside the matrix.
+  __device__ __forceinline__ static float Addend(const GemmArgs& args, int batch, int row,
+                                                 int col) {
+    float v = 0.f;
+    if (S::kHasC) {
+      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
+                                      static_cast<int64>(batch) * S::kStrideC;
+      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
+    }
+    if (S::kBias != 0) {
+      const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
+      v += ToFloat(bias[S::kBias == 1 ? col : row]);
+    }
+    return v;
   }
 };
 
