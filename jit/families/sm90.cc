@@ -33,6 +33,10 @@ constexpr int kBlockK = 64;
 constexpr int kGroupM = 8;
 // Two 64 x 64 16-bit staging blocks per consumer warpgroup for TMA stores.
 constexpr int kStagingPerConsumer = 2 * 64 * 64 * 2;
+// Problems of at most this many rows leave kRoomForNext bytes of the SM's
+// shared memory to the next kernel (see Candidates).
+constexpr int64_t kSmallM = 64;
+constexpr int kRoomForNext = 32 * 1024;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -228,13 +232,19 @@ class Sm90Family final : public KernelFamily {
         }
       }
     }
-    // The deepest ring that fits, for each tile.
+    // The deepest ring that fits, for each tile. With programmatic dependent
+    // launch the next kernel's CTAs start on an SM while this one's still run,
+    // but only if they fit beside it: a 16-token MLP block (gated GEMM, then a
+    // small-M down projection) ran 6% slower when the gated kernel's ring left
+    // 10 KB free than when it left 18 or 33 KB, and equal with PDL off
+    // (docs/kernels.md). Small-M problems are memory-bound and need no deep
+    // ring, so theirs stops 32 KB short.
+    const int budget = p.m <= kSmallM ? target.shared_bytes_per_block_optin - kRoomForNext
+                                      : target.shared_bytes_per_block_optin;
     std::vector<std::pair<double, KernelConfig>> ranked, ping_pong;
     for (KernelConfig c : pool) {
-      while (c.stages < 12 && SmemBytes(p, Deeper(c)) <= target.shared_bytes_per_block_optin) {
-        c = Deeper(c);
-      }
-      while (c.stages > 2 && SmemBytes(p, c) > target.shared_bytes_per_block_optin) --c.stages;
+      while (c.stages < 12 && SmemBytes(p, Deeper(c)) <= budget) c = Deeper(c);
+      while (c.stages > 2 && SmemBytes(p, c) > budget) --c.stages;
       if (!Supports(p, c, target).ok()) continue;
       if (c.ping_pong) {
         // Only the exhaustive policy times ping-pong tiles: on the H100 they

@@ -230,6 +230,35 @@ GemmProblem GatedLinear(int64_t m, int64_t n, int64_t k) {
   return Canonicalize(p);
 }
 
+// Small-M problems (memory-bound) leave 32 KB of the SM's shared memory for
+// the next kernel's CTAs under programmatic dependent launch; large ones keep
+// the deepest ring.
+TEST(Sm90FamilyTest, SmallMProblemsLeaveSharedMemoryForTheNextKernel) {
+  const TargetInfo target = OfflineTarget(90);
+  const int limit = target.shared_bytes_per_block_optin - 32 * 1024;
+  for (const GemmProblem& p : {Linear(16, 14336, 4096), GatedLinear(16, 14336, 4096),
+                               Linear(64, 4096, 4096)}) {
+    const auto configs = Sm90().Candidates(p, target, TuningPolicy::kExhaustive);
+    ASSERT_FALSE(configs.empty());
+    bool reduced = false;
+    for (const KernelConfig& c : configs) {
+      EXPECT_LE(Sm90().Shape(p, c, target).shared_bytes, static_cast<uint32_t>(limit))
+          << c.ToString();
+      KernelConfig deeper = c;
+      ++deeper.stages;
+      reduced = reduced || Sm90().Supports(p, deeper, target).ok();
+    }
+    EXPECT_TRUE(reduced) << "no ring was cut short";
+  }
+  bool full = false;
+  for (const KernelConfig& c :
+       Sm90().Candidates(Linear(65, 14336, 4096), target, TuningPolicy::kExhaustive)) {
+    full = full || Sm90().Shape(Linear(65, 14336, 4096), c, target).shared_bytes >
+                       static_cast<uint32_t>(limit);
+  }
+  EXPECT_TRUE(full);
+}
+
 TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
   const GemmProblem p = GatedLinear(2048, 1000, 4096);
   EXPECT_EQ(p.b.ld, 4096);
