@@ -152,8 +152,8 @@ class Sm90Family final : public KernelFamily {
       return absl::InvalidArgumentError(
           absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
     }
-    // The split-K reduction needs registers beside the accumulators: with
-    // 128 of them ptxas spills.
+    // Split-K of tiles with 128 accumulators a thread was never measured to
+    // pay for its reduction (docs/kernels.md), so it is not offered.
     if (c.split_k > 1 && c.block_m / per_tile / 64 * c.block_n / 2 > 64) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(), ": split-K takes tiles of at most 64 accumulators a thread"));

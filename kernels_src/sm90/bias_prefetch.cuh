@@ -78,6 +78,15 @@ struct BiasPrefetch {
     }
   }
 
+  // Bias of row 8 * h of this thread's rows in m64 block i; 0 without row biases.
+  __device__ __forceinline__ float Row(int i, int h) const {
+    if constexpr (kRows) {
+      return row[2 * i + h];
+    } else {
+      return 0.f;
+    }
+  }
+
   // Biases of tile columns c and c + 1 (c even).
   __device__ __forceinline__ static void Column(unsigned smem, int c, float (&out)[2]) {
     unsigned pair;

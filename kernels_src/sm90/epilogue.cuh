@@ -46,7 +46,10 @@ struct Epilogue {
               const int col = n0 + 8 * j + 2 * (lane & 3) + e;
               float& a = acc[i][4 * j + 2 * h + e];
               a *= args.alpha;
-              if (row < S::kM && col < S::kN) a += Addend(args, batch, row, col);
+              if (row < S::kM && col < S::kN) {
+                if (S::kHasC) a += CTerm<S>(args, batch, row, col);
+                if (S::kBias != 0) a += BiasTerm<S>(args, batch, row, col);
+              }
             }
           }
         }
@@ -85,23 +88,6 @@ struct Epilogue {
         }
       }
     }
-  }
-
- private:
-  // beta * C + bias at (row, col), inside the matrix.
-  __device__ __forceinline__ static float Addend(const GemmArgs& args, int batch, int row,
-                                                 int col) {
-    float v = 0.f;
-    if (S::kHasC) {
-      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
-                                      static_cast<int64>(batch) * S::kStrideC;
-      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
-    }
-    if (S::kBias != 0) {
-      const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
-      v += ToFloat(bias[S::kBias == 1 ? col : row]);
-    }
-    return v;
   }
 };
 

@@ -39,11 +39,7 @@ struct TmaStoreEpilogue {
     if (GateOf<S>::value != 0) return acc;
     const bool inside = row < S::kM && col < S::kN;
     float v = args.alpha * acc + bias;
-    if (S::kHasC && inside) {
-      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
-                                      static_cast<int64>(batch) * S::kStrideC;
-      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
-    }
+    if (S::kHasC && inside) v += CTerm<S>(args, batch, row, col);
     v = ActivateFor16BitD<S::kAct>(v);
     return inside ? v : 0.f;
   }
@@ -76,7 +72,7 @@ struct TmaStoreEpilogue {
         if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const float row_bias = Bias::kRows ? bias.row[Bias::kRows ? 2 * i + h : 0] : 0.f;
+          const float row_bias = bias.Row(i, h);
           const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * j;
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
