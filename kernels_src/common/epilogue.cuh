@@ -19,30 +19,22 @@ __device__ __forceinline__ float Activate(float x) {
   return x;
 }
 
-// beta * C at (row, col) of batch `batch`; the spec must have C (kHasC).
-template <class S>
-__device__ __forceinline__ float CTerm(const GemmArgs& args, int batch, int row, int col) {
-  const typename S::ElementC* c =
-      static_cast<const typename S::ElementC*>(args.c) + static_cast<int64>(batch) * S::kStrideC;
-  return args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
-}
-
-// The bias at (row, col) of batch `batch`; the spec must have one (kBias != 0).
-template <class S>
-__device__ __forceinline__ float BiasTerm(const GemmArgs& args, int batch, int row, int col) {
-  const typename S::ElementD* bias = static_cast<const typename S::ElementD*>(args.bias) +
-                                     static_cast<int64>(batch) * S::kStrideBias;
-  return ToFloat(bias[S::kBias == 1 ? col : row]);
-}
-
 // Applies everything after the product to one accumulator at (row, col) of
 // batch `batch` and returns the value to store in D.
 template <class S>
 __device__ __forceinline__ float EpilogueValue(const GemmArgs& args, int batch, int row, int col,
                                                float acc) {
   float v = args.alpha * acc;
-  if (S::kHasC) v += CTerm<S>(args, batch, row, col);
-  if (S::kBias != 0) v += BiasTerm<S>(args, batch, row, col);
+  if (S::kHasC) {
+    const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
+                                    static_cast<int64>(batch) * S::kStrideC;
+    v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
+  }
+  if (S::kBias != 0) {
+    const typename S::ElementD* bias = static_cast<const typename S::ElementD*>(args.bias) +
+                                       static_cast<int64>(batch) * S::kStrideBias;
+    v += ToFloat(bias[S::kBias == 1 ? col : row]);
+  }
   return Activate<S::kAct>(v);
 }
 

@@ -23,12 +23,16 @@ struct Epilogue {
   using D = typename S::ElementD;
   static constexpr bool kHalfD = sizeof(D) == 2;
   static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+  // The spec with its activation left for the second pass.
+  struct WithoutActivation : S {
+    static constexpr int kAct = 0;
+  };
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix.
-  // Three passes: the reads of C and the bias (predicated on the bounds, with
-  // no store between them, so they overlap), the activation of every value
-  // (unconditionally, so the compiler interleaves them; values outside the
-  // matrix are never stored), then the stores.
+  // Three passes: everything but the activation (its reads of C and the bias
+  // predicated on the bounds, with no store between them, so they overlap),
+  // the activation of every value (unconditionally, so the compiler
+  // interleaves them; values outside the matrix are never stored), the stores.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                int batch, int m0, int n0, int thread) {
     const int warp = thread >> 5, lane = thread & 31;
@@ -45,10 +49,8 @@ struct Epilogue {
             for (int e = 0; e < 2; ++e) {
               const int col = n0 + 8 * j + 2 * (lane & 3) + e;
               float& a = acc[i][4 * j + 2 * h + e];
-              a *= args.alpha;
               if (row < S::kM && col < S::kN) {
-                if (S::kHasC) a += CTerm<S>(args, batch, row, col);
-                if (S::kBias != 0) a += BiasTerm<S>(args, batch, row, col);
+                a = EpilogueValue<WithoutActivation>(args, batch, row, col, a);
               }
             }
           }

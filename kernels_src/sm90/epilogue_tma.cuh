@@ -39,7 +39,11 @@ struct TmaStoreEpilogue {
     if (GateOf<S>::value != 0) return acc;
     const bool inside = row < S::kM && col < S::kN;
     float v = args.alpha * acc + bias;
-    if (S::kHasC && inside) v += CTerm<S>(args, batch, row, col);
+    if (S::kHasC && inside) {
+      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
+                                      static_cast<int64>(batch) * S::kStrideC;
+      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
+    }
     v = ActivateFor16BitD<S::kAct>(v);
     return inside ? v : 0.f;
   }
