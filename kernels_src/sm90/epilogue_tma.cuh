@@ -2,10 +2,16 @@
 // rows: each consumer warpgroup writes its accumulators, after alpha, beta * C,
 // bias and the activation, into 64 x 64 blocks of 128-byte-swizzled shared
 // memory with stmatrix, and one thread stores each block with a TMA store.
-// Two staging blocks per warpgroup alternate, so computing the next block
-// overlaps the store of the last, and the stores of a tile's last blocks
-// overlap the next tile's mainloop. TMA clips the stores at the matrix edges.
+// The warpgroup's two staging blocks are filled as a pair behind one proxy
+// fence and one barrier, then stored together; the next pair waits for their
+// shared-memory reads, and a tile's last pair is stored under the next tile's
+// mainloop. TMA clips the stores at the matrix edges, so values outside the
+// matrix are computed (from zero-filled operands) but never stored.
 // A gated spec's values arrive finished (gate.cuh) and are stored as they are.
+//
+// Why so few instructions per value and so few barriers: with one warp of
+// each consumer warpgroup per scheduler the epilogue is bound by instruction
+// issue, and the tensor cores idle while it runs (docs/kernels.md).
 //
 // Accumulator layout of wgmma.m64nNk16 (per thread of the warpgroup):
 // d[4j + 2h + e] holds row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e.
@@ -30,22 +36,21 @@ struct TmaStoreEpilogue {
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
-  // alpha * acc + beta * C + bias, activated; 0 outside the matrix, where C
-  // must not be read and TMA drops the store anyway. Only the C read is
-  // conditional: a branch around each value would keep the compiler from
-  // interleaving their activations.
+  // alpha * acc + beta * C + bias, activated. Outside the matrix C must not
+  // be read; the value there is finite (zero-filled operands, zero bias) and
+  // TMA drops its store, so nothing else depends on the position. Only the C
+  // read is conditional: a branch around each value would keep the compiler
+  // from interleaving their activations.
   __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
                                                 float acc, float bias) {
     if (GateOf<S>::value != 0) return acc;
-    const bool inside = row < S::kM && col < S::kN;
     float v = args.alpha * acc + bias;
-    if (S::kHasC && inside) {
+    if (S::kHasC && row < S::kM && col < S::kN) {
       const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
                                       static_cast<int64>(batch) * S::kStrideC;
       v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
     }
-    v = ActivateFor16BitD<S::kAct>(v);
-    return inside ? v : 0.f;
+    return ActivateFor16BitD<S::kAct>(v);
   }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix;
@@ -89,14 +94,16 @@ struct TmaStoreEpilogue {
     // stmatrix: lane L addresses row L % 8 of matrix L / 8 = (h, j parity).
     const int mat = lane >> 3;
     const int st_row = warp * 16 + (lane & 7) + 8 * (mat & 1);
+    constexpr int kBlocksN = kBN / 64, kBlocks = kMI * kBlocksN;
 #pragma unroll
-    for (int i = 0; i < kMI; ++i) {
+    for (int b0 = 0; b0 < kBlocks; b0 += 2) {
+      // The stores of the previous pair have read both buffers.
+      if (thread == 0) BulkWaitRead<0>();
+      NamedBarrierSync(bar, 128);
 #pragma unroll
-      for (int cb = 0; cb < kBN / 64; ++cb) {
-        const unsigned buf = staging + ((i * (kBN / 64) + cb) & 1) * kBlockBytes;
-        // The store issued two blocks ago read this buffer.
-        if (thread == 0) BulkWaitRead<1>();
-        NamedBarrierSync(bar, 128);
+      for (int b = b0; b < b0 + 2 && b < kBlocks; ++b) {
+        const int i = b / kBlocksN, cb = b % kBlocksN;
+        const unsigned buf = staging + (b - b0) * kBlockBytes;
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
           const int j = cb * 8 + 2 * jj;
@@ -107,15 +114,18 @@ struct TmaStoreEpilogue {
             r[q] = Pack2<D>(a[0], a[1]);
           }
           const int chunk = 2 * jj + (mat >> 1);
-          const unsigned addr = buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4);
-          StMatrixX4(addr, r[0], r[1], r[2], r[3]);
+          StMatrixX4(buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4), r[0], r[1], r[2], r[3]);
         }
-        FenceProxyAsyncShared();
-        NamedBarrierSync(bar, 128);
-        if (thread == 0) {
-          TmaStore3d(map_d, buf, n0 + cb * 64, m0 + i * 64, batch_coord);
-          BulkCommit();
+      }
+      FenceProxyAsyncShared();
+      NamedBarrierSync(bar, 128);
+      if (thread == 0) {
+#pragma unroll
+        for (int b = b0; b < b0 + 2 && b < kBlocks; ++b) {
+          TmaStore3d(map_d, staging + (b - b0) * kBlockBytes, n0 + (b % kBlocksN) * 64,
+                     m0 + (b / kBlocksN) * 64, batch_coord);
         }
+        BulkCommit();
       }
     }
   }
