@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "backends/jit_backend.h"
 #include "core/problem_signature.h"
@@ -268,6 +269,67 @@ TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
       EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
     }
   }
+}
+
+// Wide tiles (more than two 64 x 64 output blocks per warpgroup, so a
+// warpgroup's stores wait for its staging blocks) over several tiles per CTA:
+// every ring depth, with and without clusters, tiles of one k slice and of
+// more than the ring holds, and warpgroups whose rows lie past M.
+TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
+  std::mt19937_64 rng(20261127);
+  int every = 1, ran = 0, refused = 0, index = 0;
+  if (const char* v = std::getenv("JITGEMM_SM90_WIDE_EVERY")) every = std::max(1, std::atoi(v));
+  // {m, n, k, batch}: 1, 3 and 9 k slices.
+  for (const auto& [m, n, k, batch] :
+       {std::tuple{130, 520, 64, 64}, std::tuple{300, 520, 136, 24}, std::tuple{512, 520, 520, 4}}) {
+    for (const auto& [bm, bn, consumers] :
+         {std::tuple{128, 256, 2}, std::tuple{256, 128, 2}, std::tuple{128, 192, 2},
+          std::tuple{64, 256, 1}, std::tuple{128, 128, 1}}) {
+      for (const int stages : {2, 3, 4}) {
+        for (const int cluster : {1, 2}) {
+          if (index++ % every != 0) continue;
+          GemmProblem p;
+          p.m = m;
+          p.n = n;
+          p.k = k;
+          p.batch_count = batch;
+          p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
+          p.b.layout = Layout::kColMajor;
+          p.epilogue.beta = index % 3 == 0 ? 0.5f : 0.f;  // C read: the positioned path
+          p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+          p.epilogue.activation = index % 2 ? Activation::kGeluTanh : Activation::kSilu;
+          p.a.batch_stride = p.m * p.k;
+          p.b.batch_stride = p.k * p.n;
+          p.c.batch_stride = p.d.batch_stride = p.m * p.n;
+          p = Canonicalize(p);
+          ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+          jit::KernelConfig c;
+          c.family = jit::Family::kSm90;
+          c.block_m = bm;
+          c.block_n = bn;
+          c.block_k = 64;
+          c.warps_m = consumers;
+          c.warps_n = 1;
+          c.stages = stages;
+          c.cluster_m = cluster;
+          c.pdl = index % 2 == 0;
+          Options options;
+          bool compiled = false;
+          auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+          if (!backend.ok()) {  // more shared memory than a CTA has
+            ASSERT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument)
+                << c.ToString() << ": " << backend.status();
+            ++refused;
+            continue;
+          }
+          ++ran;
+          EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
+        }
+      }
+    }
+  }
+  std::printf("wide tiles: %d configs run, %d refused\n", ran, refused);
+  EXPECT_GE(ran, 60 / every);
 }
 
 }  // namespace

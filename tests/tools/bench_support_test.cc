@@ -103,6 +103,22 @@ GemmProblem Problem(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, int64
   return p;
 }
 
+TEST(GraphTimerTest, RotatedOrderPutsEveryColumnInEveryPlace) {
+  constexpr size_t kColumns = 4;
+  for (size_t place = 0; place < kColumns; ++place) {
+    std::vector<int> seen(kColumns, 0);
+    for (int round = 0; round < static_cast<int>(kColumns); ++round) {
+      std::vector<int> in_round(kColumns, 0);
+      for (size_t i = 0; i < kColumns; ++i) ++in_round[RotatedColumn(round, i, kColumns)];
+      EXPECT_THAT(in_round, ::testing::Each(1)) << "round " << round;
+      ++seen[RotatedColumn(round, place, kColumns)];
+    }
+    EXPECT_THAT(seen, ::testing::Each(1)) << "place " << place;
+  }
+  EXPECT_EQ(RotatedColumn(0, 2, 3), 2u);
+  EXPECT_EQ(RotatedColumn(1, 2, 3), 0u);
+}
+
 TEST(ReferenceTest, BlockedProductMatchesNaive) {
   const GemmProblem problems[] = {
       Problem(37, 600, 300, Layout::kRowMajor, Layout::kColMajor, 1),

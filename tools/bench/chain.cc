@@ -162,7 +162,8 @@ absl::Status RunChain(BenchContext& ctx, const TimingConfig& timing, const Optio
       }
     }
     for (int r = 0; r < t.replays; ++r) {
-      for (ChainColumn& c : cols) {
+      for (size_t i = 0; i < cols.size(); ++i) {
+        ChainColumn& c = cols[RotatedColumn(r, i, cols.size())];
         absl::StatusOr<double> us = c.graph->ReplayUs();
         if (!us.ok()) return us.status();
         c.samples.push_back(*us);

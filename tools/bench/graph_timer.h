@@ -19,9 +19,16 @@ namespace jitgemm::bench {
 using LaunchFn = GraphLaunchFn;
 
 // Columns of one case are captured once each (CapturedGraph) and replayed in
-// turn (A B C A B C ...) so that clock and temperature drift over the run
-// spreads over every column instead of penalising the last one.
+// turn so that clock and temperature drift over the run spreads over every
+// column instead of penalising the last one. Each round starts one column
+// later (A B C, B C A, C A B, ...): under a power cap a column's place in a
+// fixed order alone moved its figure by a few percent.
 using ::jitgemm::CapturedGraph;
+
+// The column timed `i`-th in round `round` of `count` columns.
+inline size_t RotatedColumn(int round, size_t i, size_t count) {
+  return (i + static_cast<size_t>(round)) % count;
+}
 
 // Capture as GraphReplayConfig says (100 launches, 3 warm-up calls, global
 // capture mode), then `replays` timed replays; the median is reported.

@@ -345,7 +345,8 @@ absl::Status RunShape(const MlpShape& s, BenchContext& ctx, const GluKernel* glu
     c.graph = *std::move(g);
   }
   for (int r = 0; r < timing.replays; ++r) {
-    for (Column& c : cols) {
+    for (size_t i = 0; i < cols.size(); ++i) {
+      Column& c = cols[RotatedColumn(r, i, cols.size())];
       if (c.graph == nullptr) continue;
       absl::StatusOr<double> us = c.graph->ReplayUs();
       if (!us.ok()) return us.status();
