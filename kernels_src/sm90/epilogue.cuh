@@ -13,6 +13,7 @@
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm90/c_read.cuh"
 #include "jitgemm/sm90/gate.cuh"
 
 namespace jitgemm {
@@ -23,38 +24,67 @@ struct Epilogue {
   using D = typename S::ElementD;
   static constexpr bool kHalfD = sizeof(D) == 2;
   static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+
   // The spec with its activation left for the second pass.
   struct WithoutActivation : S {
     static constexpr int kAct = 0;
   };
 
+  // alpha * acc + beta * C + bias in place, in the common EpilogueValue's
+  // order. Inside the matrix (kEdge false) C and the bias are read by loads
+  // that need no predicate (c_read.cuh); at the edges each value keeps its
+  // bounds test (clamped loads there made ptxas spill).
+  template <bool kEdge>
+  __device__ __forceinline__ static void Values(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
+                                                int batch, int m0, int n0, int thread) {
+    const int warp = thread >> 5, lane = thread & 31;
+#pragma unroll
+    for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          const int col = n0 + 8 * j + 2 * (lane & 3);
+          if constexpr (kEdge) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float& a = acc[i][4 * j + 2 * h + e];
+              if (row < S::kM && col + e < S::kN) {
+                a = EpilogueValue<WithoutActivation>(args, batch, row, col + e, a);
+              }
+            }
+          } else {
+            float c[2] = {0.f, 0.f};
+            if constexpr (S::kHasC)
+              CRead<S>::template Pair<false>(args, batch, row, col, c[0], c[1]);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float& a = acc[i][4 * j + 2 * h + e];
+              a = args.alpha * a;
+              if (S::kHasC) a += args.beta * c[e];
+              a += CRead<S>::template Bias<false>(args, batch, row, col + e);
+            }
+          }
+        }
+      }
+    }
+  }
+
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix.
-  // Three passes: everything but the activation (its reads of C and the bias
-  // predicated on the bounds, with no store between them, so they overlap),
-  // the activation of every value (unconditionally, so the compiler
-  // interleaves them; values outside the matrix are never stored), the stores.
+  // Three passes: everything but the activation (Values: the reads of C and
+  // the bias with no store between them, so they overlap), the activation of
+  // every value (unconditionally, so the compiler interleaves them; values
+  // outside the matrix are never stored), the stores.
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                int batch, int m0, int n0, int thread) {
     const int warp = thread >> 5, lane = thread & 31;
     D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
     if constexpr (GateOf<S>::value == 0) {
-#pragma unroll
-      for (int i = 0; i < kMI; ++i) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
-#pragma unroll
-          for (int j = 0; j < kBN / 8; ++j) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int col = n0 + 8 * j + 2 * (lane & 3) + e;
-              float& a = acc[i][4 * j + 2 * h + e];
-              if (row < S::kM && col < S::kN) {
-                a = EpilogueValue<WithoutActivation>(args, batch, row, col, a);
-              }
-            }
-          }
-        }
+      if ((!S::kHasC && S::kBias == 0) || CRead<S>::Inside(m0, 64 * kMI, n0, kBN)) {
+        Values<false>(args, acc, batch, m0, n0, thread);
+      } else {
+        Values<true>(args, acc, batch, m0, n0, thread);
       }
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {

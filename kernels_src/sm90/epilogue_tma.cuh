@@ -22,6 +22,7 @@
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/activation.cuh"
 #include "jitgemm/sm90/bias_prefetch.cuh"
+#include "jitgemm/sm90/c_read.cuh"
 #include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/ptx.cuh"
 
@@ -36,21 +37,51 @@ struct TmaStoreEpilogue {
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
-  // alpha * acc + beta * C + bias, activated. Outside the matrix C must not
-  // be read; the value there is finite (zero-filled operands, zero bias) and
-  // TMA drops its store, so nothing else depends on the position. Only the C
-  // read is conditional: a branch around each value would keep the compiler
-  // from interleaving their activations.
-  __device__ __forceinline__ static float Value(const GemmArgs& args, int batch, int row, int col,
-                                                float acc, float bias) {
+  // alpha * acc + beta * C + bias, activated, with `c` read by CRead. The
+  // value outside the matrix is finite (zero-filled operands, a clamped C)
+  // and TMA drops its store, so nothing depends on the position: a branch
+  // around each value would keep the compiler from interleaving their
+  // activations.
+  __device__ __forceinline__ static float Value(const GemmArgs& args, float acc, float bias,
+                                                float c) {
     if (GateOf<S>::value != 0) return acc;
     float v = args.alpha * acc + bias;
-    if (S::kHasC && row < S::kM && col < S::kN) {
-      const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
-                                      static_cast<int64>(batch) * S::kStrideC;
-      v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
-    }
+    if (S::kHasC) v += args.beta * c;
     return ActivateFor16BitD<S::kAct>(v);
+  }
+
+  // The values of a warpgroup's tile, in place (see Store); C clamped into
+  // the matrix only with kClamp.
+  template <bool kClamp>
+  __device__ __forceinline__ static void Values(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
+                                                int batch, int row_base, int col_base, int n0,
+                                                const BiasPrefetch<S, kMI, kBN>& bias,
+                                                unsigned bias_smem) {
+    using Bias = BiasPrefetch<S, kMI, kBN>;
+#pragma unroll
+    for (int i = 0; i < kMI; ++i) {
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        float col_bias[2] = {0.f, 0.f};
+        if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float row_bias = bias.Row(i, h);
+          const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * j;
+          float c[2] = {0.f, 0.f};
+          if constexpr (S::kHasC)
+            CRead<S>::template Pair<kClamp>(args, batch, row, col, c[0], c[1]);
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& a = acc[i][4 * j + 2 * h + e];
+            a = Value(args, a, row_bias + col_bias[e], c[e]);
+          }
+        }
+        // C loads in flight for one 64-column block at a time (clamped ones
+        // each hold an address), or ptxas spills.
+        if (S::kHasC && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
+      }
+    }
   }
 
   // `m0`, `n0`: the warpgroup's first row and column in the batch matrix;
@@ -73,23 +104,10 @@ struct TmaStoreEpilogue {
     // Every value first, in place, with no barrier or shared-memory store in
     // between: with one warp per scheduler nothing else hides the latency of
     // the activations, so the compiler must be free to interleave all of them.
-#pragma unroll
-    for (int i = 0; i < kMI; ++i) {
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        float col_bias[2] = {0.f, 0.f};
-        if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const float row_bias = bias.Row(i, h);
-          const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * j;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& a = acc[i][4 * j + 2 * h + e];
-            a = Value(args, batch, row, col + e, a, row_bias + col_bias[e]);
-          }
-        }
-      }
+    if (!S::kHasC || CRead<S>::Inside(m0, 64 * kMI, n0, kBN)) {
+      Values<false>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
+    } else {
+      Values<true>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
     }
     // stmatrix: lane L addresses row L % 8 of matrix L / 8 = (h, j parity).
     const int mat = lane >> 3;

@@ -143,6 +143,13 @@ TEST(SuitesTest, ColumnsFollowTheEpilogue) {
   EXPECT_FALSE(LtFusesEpilogue(p));  // RELU alone is not RELU_BIAS
   EXPECT_EQ(ColumnsFor(p),
             (std::vector<Impl>{Impl::kCublasMm, Impl::kAddmmAct, Impl::kJit, Impl::kAuto}));
+  // Lt has no gated epilogue, whatever the activation.
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kGeluTanh;
+  EXPECT_FALSE(LtFusesEpilogue(p));
+  EXPECT_EQ(ColumnsFor(p),
+            (std::vector<Impl>{Impl::kCublasMm, Impl::kAddmmAct, Impl::kJit, Impl::kAuto}));
 }
 
 TEST(SuitesTest, ColumnNamesRoundTripAndOldNamesStillParse) {

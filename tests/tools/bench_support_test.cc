@@ -4,6 +4,7 @@
 // suites, the activation kernel and manifest cases have their own tests.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -165,6 +166,46 @@ TEST(ReferenceTest, RelativeErrorAppliesEpilogueAndCatchesNaN) {
   EXPECT_NEAR(ApplyActivation(Activation::kGeluTanh, 1.0), 0.8411919906, 1e-9);
   EXPECT_NEAR(ApplyActivation(Activation::kGeluErf, 1.0), 0.8413447461, 1e-9);
   EXPECT_NEAR(ApplyActivation(Activation::kSilu, 1.0), 0.7310585786, 1e-9);
+}
+
+// A gated problem's reference takes both halves of a 2N-column product:
+// act(alpha * gate + bias[j]) * (alpha * up + bias[N + j]).
+TEST(ReferenceTest, GatedProblemsMultiplyTheActivatedGateByTheUpHalf) {
+  GemmProblem p = Problem(2, 2, 3, Layout::kRowMajor, Layout::kColMajor, 1);
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.alpha = 0.5f;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kRelu;
+  p.b.ld = p.k;
+  ASSERT_EQ(BColumns(p), 4);
+  const HostBuffer a = RandomBuffer(DataType::kF32, BufferElements(p.a, 1, p.m, p.k), 3);
+  const HostBuffer b = RandomBuffer(DataType::kF32, BufferElements(p.b, 1, p.k, 4), 4);
+  const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data(), 1);
+  ASSERT_EQ(acc.size(), 2u * 4u);  // M x 2N
+  for (int64_t j = 0; j < 4; ++j) {
+    double want = 0;
+    for (int64_t kk = 0; kk < p.k; ++kk) {
+      want += static_cast<double>(a.values[ElementIndex(p.a, 0, 1, kk)]) *
+              b.values[ElementIndex(p.b, 0, kk, j)];
+    }
+    EXPECT_NEAR(acc[4 + j], want, 1e-12) << "row 1, column " << j;
+  }
+  const float bias[] = {0.25f, -8.0f, 1.0f, 2.0f};
+  std::vector<float> d(4);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      const double gate = std::max(0.5 * acc[i * 4 + j] + bias[j], 0.0);
+      d[i * 2 + j] = static_cast<float>(gate * (0.5 * acc[i * 4 + 2 + j] + bias[2 + j]));
+    }
+  }
+  EXPECT_LT(RelativeError(p, acc, nullptr, bias, d.data(), true), 1e-6);
+  std::vector<float> ungated(4);  // act(gate) alone: the up half forgotten
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      ungated[i * 2 + j] = static_cast<float>(std::max(0.5 * acc[i * 4 + j] + bias[j], 0.0));
+    }
+  }
+  EXPECT_GT(RelativeError(p, acc, nullptr, bias, ungated.data(), true), 0.1);
 }
 
 TEST(ReportTest, CsvHasOneConsistentLinePerCell) {

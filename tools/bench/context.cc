@@ -29,6 +29,7 @@ absl::StatusOr<std::unique_ptr<BenchContext>> BenchContext::Create(int device) {
 
 BenchContext::~BenchContext() {
   activations_.reset();
+  glu_.reset();
   if (lt_ != nullptr) cublasLtDestroy(lt_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
@@ -45,6 +46,20 @@ absl::StatusOr<const ActivationKernel*> BenchContext::Activations() {
   }
   if (activations_ == nullptr) return activations_status_;
   return activations_.get();
+}
+
+absl::StatusOr<const GluKernel*> BenchContext::Glu() {
+  if (!glu_tried_) {
+    glu_tried_ = true;
+    absl::StatusOr<std::unique_ptr<GluKernel>> k = GluKernel::Create();
+    if (k.ok()) {
+      glu_ = *std::move(k);
+    } else {
+      glu_status_ = k.status();
+    }
+  }
+  if (glu_ == nullptr) return glu_status_;
+  return glu_.get();
 }
 
 }  // namespace jitgemm::bench

@@ -1,6 +1,7 @@
 // The GPU state jitgemm-bench keeps for the whole run: its stream, its own
 // cuBLASLt handle and 32 MiB workspace (what PyTorch gives cuBLASLt on
-// Hopper), and the activation kernel of the addmm_act baseline, compiled on first use.
+// Hopper), and the activation and silu*mul kernels of the addmm_act baseline,
+// each compiled on first use.
 //
 // Thread safety: one thread.
 #ifndef JITGEMM_TOOLS_BENCH_CONTEXT_H_
@@ -15,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "tools/bench/activation_kernel.h"
 #include "tools/bench/cuda_util.h"
+#include "tools/bench/glu_kernel.h"
 
 namespace jitgemm::bench {
 
@@ -28,6 +30,7 @@ class BenchContext {
   void* workspace() const { return workspace_.get(); }
   size_t workspace_bytes() const { return workspace_.bytes(); }
   absl::StatusOr<const ActivationKernel*> Activations();
+  absl::StatusOr<const GluKernel*> Glu();
 
  private:
   BenchContext() = default;
@@ -37,6 +40,9 @@ class BenchContext {
   std::unique_ptr<ActivationKernel> activations_;
   absl::Status activations_status_;
   bool activations_tried_ = false;
+  std::unique_ptr<GluKernel> glu_;
+  absl::Status glu_status_;
+  bool glu_tried_ = false;
 };
 
 }  // namespace jitgemm::bench

@@ -92,7 +92,7 @@ void ParallelFor(int64_t count, int threads, Fn fn) {
 std::vector<double> ReferenceProduct(const GemmProblem& p, const float* a, const float* b,
                                      int threads) {
   if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t m = p.m, n = p.n, k = p.k;
+  const int64_t m = p.m, n = BColumns(p), k = p.k;
   std::vector<double> acc(static_cast<size_t>(p.batch_count * m * n), 0.0);
   std::vector<double> ad(static_cast<size_t>(m * k)), bd(static_cast<size_t>(k * n));
   for (int64_t bt = 0; bt < p.batch_count; ++bt) {
@@ -120,17 +120,25 @@ double ApplyActivation(Activation act, double x) { return support::RefActivate(a
 double RelativeError(const GemmProblem& p, const std::vector<double>& acc, const float* c,
                      const float* bias, const float* d, bool with_epilogue) {
   const auto& e = p.epilogue;
+  const bool gated = e.gate == Gate::kHalves;
+  const int64_t acc_n = BColumns(p);
   double num = 0, den = 0;
   bool finite = true;
   for (int64_t bt = 0; bt < p.batch_count; ++bt) {
     for (int64_t i = 0; i < p.m; ++i) {
+      // alpha * acc + beta * C (+ bias) of column j of the product.
+      auto value = [&](int64_t j, bool biased) {
+        double v = e.alpha * acc[(bt * p.m + i) * acc_n + j];
+        if (e.beta != 0.0f) v += e.beta * c[ElementIndex(p.c, bt, i, j)];
+        if (biased && e.bias == BiasMode::kPerColumn) v += bias[bt * e.bias_batch_stride + j];
+        if (biased && e.bias == BiasMode::kPerRow) v += bias[bt * e.bias_batch_stride + i];
+        return v;
+      };
       for (int64_t j = 0; j < p.n; ++j) {
-        double ref = e.alpha * acc[(bt * p.m + i) * p.n + j];
-        if (e.beta != 0.0f) ref += e.beta * c[ElementIndex(p.c, bt, i, j)];
+        double ref = value(j, with_epilogue);
         if (with_epilogue) {
-          if (e.bias == BiasMode::kPerColumn) ref += bias[bt * e.bias_batch_stride + j];
-          if (e.bias == BiasMode::kPerRow) ref += bias[bt * e.bias_batch_stride + i];
           ref = ApplyActivation(e.activation, ref);
+          if (gated) ref *= value(p.n + j, true);  // act(gate) * up
         }
         const double got = d[ElementIndex(p.d, bt, i, j)];
         if (!std::isfinite(got)) finite = false;

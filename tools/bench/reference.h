@@ -17,7 +17,8 @@
 namespace jitgemm::bench {
 
 // acc[(b * m + i) * n + j] = sum_k A[b](i, k) * B[b](k, j) in float64, with A
-// and B given as host values laid out as the problem's operands describe.
+// and B given as host values laid out as the problem's operands describe;
+// n is BColumns (2N for a gated problem: the gate and up products).
 // `threads` <= 0 uses every core.
 std::vector<double> ReferenceProduct(const GemmProblem& problem, const float* a, const float* b,
                                      int threads = 0);
@@ -30,6 +31,8 @@ double ApplyActivation(Activation act, double x);
 // operand) against
 //   ref = alpha * acc + beta * C                        (with_epilogue false)
 //   ref = act(alpha * acc + beta * C + bias)            (with_epilogue true)
+//   ref = act(alpha * acc + bias) * (alpha * acc' + bias')  (gated, with_epilogue true)
+// where acc' and bias' are column N + j's: the up half.
 // `c` is read only when beta != 0 and `bias` only with a bias. Any NaN or
 // infinity in D gives +infinity.
 double RelativeError(const GemmProblem& problem, const std::vector<double>& acc, const float* c,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "jitgemm/plan.h"
+#include "tools/bench/glu_kernel.h"
 #include "tools/bench/host_data.h"
 #include "tools/bench/lt_baseline.h"
 #include "tools/bench/reference.h"
@@ -38,6 +39,10 @@ struct CaseData {
   DeviceBuffer da, dc, dd, dbias;
   std::vector<DeviceBuffer> db;
   int64_t d_elements = 0;
+  // Gated problems: the [gate | up] product the cuBLAS columns write first
+  // (HiddenProblem), and its element count.
+  DeviceBuffer dh;
+  int64_t h_elements = 0;
   // How many of the B copies the calls cycle through: read when a graph is
   // captured, so each graph keeps the rotation it was captured with.
   int rotation = 1;
@@ -46,9 +51,28 @@ struct CaseData {
   const void* B(int iter) const { return db[iter % rotation].get(); }
   const void* C() const { return p.epilogue.beta != 0.0f ? dc.get() : nullptr; }
   void* D() const { return dd.get(); }
+  void* H() const { return dh.get(); }
   const void* Bias() const { return p.epilogue.bias != BiasMode::kNone ? dbias.get() : nullptr; }
   size_t DBytes() const { return d_elements * DataTypeSize(p.d.type); }
+  size_t HBytes() const { return h_elements * DataTypeSize(p.d.type); }
 };
+
+bool Gated(const GemmProblem& p) { return p.epilogue.gate == Gate::kHalves; }
+
+// A problem's product alone (alpha kept; no C, bias, activation or gate)
+// into a packed row-major buffer of D's type with `cols` columns: the whole
+// [gate | up] product of a gated problem (cols = 2N), or one half (N).
+GemmProblem PlainProduct(const GemmProblem& p, int64_t cols) {
+  GemmProblem h = p;
+  h.n = cols;
+  h.epilogue = Epilogue{};
+  h.epilogue.alpha = p.epilogue.alpha;
+  h.d = {p.d.type, Layout::kRowMajor, cols, p.batch_count > 1 ? p.m * cols : kNoStride};
+  h.c = h.d;
+  return h;
+}
+
+GemmProblem HiddenProblem(const GemmProblem& p) { return PlainProduct(p, BColumns(p)); }
 
 const void* Offset(const void* base, int64_t elements, DataType type) {
   return static_cast<const char*>(base) + elements * DataTypeSize(type);
@@ -80,21 +104,22 @@ absl::Status Prepare(const BenchCase& bc, int rotate, bool regimes, CaseData& da
   const int64_t batches = p.batch_count;
   const uint64_t seed = std::hash<std::string>()(bc.suite + bc.label);
   data.a = RandomBuffer(p.a.type, BufferElements(p.a, batches, p.m, p.k), seed + 1);
-  data.b = RandomBuffer(p.b.type, BufferElements(p.b, batches, p.k, p.n), seed + 2);
+  data.b = RandomBuffer(p.b.type, BufferElements(p.b, batches, p.k, BColumns(p)), seed + 2);
   if (p.epilogue.beta != 0.0f) {
     data.c = RandomBuffer(p.c.type, BufferElements(p.c, batches, p.m, p.n), seed + 3);
   }
   if (p.epilogue.bias != BiasMode::kNone) {
-    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? p.n : p.m;
+    const int64_t len = p.epilogue.bias == BiasMode::kPerColumn ? BColumns(p) : p.m;
     data.bias =
         RandomBuffer(p.d.type, p.epilogue.bias_batch_stride * (batches - 1) + len, seed + 4);
   }
   data.d_elements = BufferElements(p.d, batches, p.m, p.n);
+  if (Gated(p)) data.h_elements = batches * p.m * BColumns(p);
 
   size_t free_bytes = 0, total_bytes = 0;
   BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   const size_t fixed = data.a.bytes.size() + data.c.bytes.size() + data.bias.bytes.size() +
-                       data.DBytes() + kReservedBytes;
+                       data.DBytes() + data.HBytes() + kReservedBytes;
   const size_t b_bytes = data.b.bytes.size();
   if (free_bytes < fixed + b_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -119,6 +144,7 @@ absl::Status Prepare(const BenchCase& bc, int rotate, bool regimes, CaseData& da
     }
   }
   JITGEMM_RETURN_IF_ERROR(data.dd.Allocate(data.DBytes()));
+  if (data.h_elements > 0) JITGEMM_RETURN_IF_ERROR(data.dh.Allocate(data.HBytes()));
   if (!data.c.bytes.empty()) {
     JITGEMM_RETURN_IF_ERROR(data.dc.Allocate(data.c.bytes.size()));
     JITGEMM_RETURN_IF_ERROR(Upload(data.c, data.dc));
@@ -137,6 +163,48 @@ struct Column {
   std::string plan;
   double create_ms = -1;
 };
+
+// A gated problem as frameworks run it: the gate and up linears (Lt's BIAS
+// epilogue where there is a bias) into the two halves of the hidden buffer,
+// then silu(gate) * up into D.
+absl::StatusOr<Column> GatedAddmmColumn(const CaseData& data, BenchContext& ctx) {
+  const GemmProblem& p = data.p;
+  if (p.epilogue.activation != Activation::kSilu || p.batch_count != 1 || p.d.ld != p.n ||
+      p.d.layout != Layout::kRowMajor) {
+    return absl::UnimplementedError(
+        "addmm_act serves gated problems with silu and one packed row-major D");
+  }
+  GemmProblem half = PlainProduct(p, p.n);
+  half.epilogue.bias = p.epilogue.bias;
+  half.epilogue.bias_batch_stride = p.epilogue.bias_batch_stride;
+  const bool has_bias = p.epilogue.bias == BiasMode::kPerColumn;
+  absl::StatusOr<std::unique_ptr<LtBaseline>> made = LtBaseline::Create(
+      ctx.lt(), half, has_bias ? LtBaselineEpilogue::kBias : LtBaselineEpilogue::kNone,
+      ctx.workspace(), ctx.workspace_bytes());
+  if (!made.ok()) return made.status();
+  absl::StatusOr<const GluKernel*> glu = ctx.Glu();
+  if (!glu.ok()) return glu.status();
+  Column col;
+  col.plan = absl::StrCat("2 x ", (*made)->describe(), " + ", GluKernelName(p.d.type));
+  std::shared_ptr<LtBaseline> l(std::move(*made));
+  const CaseData* d = &data;
+  // Where the up half starts in B, and in the bias.
+  const int64_t b_up = ElementIndex(p.b, 0, 0, p.n);
+  col.launch = [l, glu = *glu, d, b_up](int i, cudaStream_t s) -> absl::Status {
+    const GemmProblem& q = d->p;
+    const int64_t count = q.m * q.n;
+    void* gate = d->H();
+    void* up = const_cast<void*>(Offset(d->H(), count, q.d.type));
+    const void* bias = d->Bias();
+    absl::Status st = l->Run(d->A(), d->B(i), nullptr, gate, bias, s);
+    if (!st.ok()) return st;
+    st = l->Run(d->A(), Offset(d->B(i), b_up, q.b.type), nullptr, up,
+                bias != nullptr ? Offset(bias, q.n, q.d.type) : nullptr, s);
+    if (!st.ok()) return st;
+    return glu->Launch(gate, up, d->D(), count, q.d.type, s);
+  };
+  return col;
+}
 
 absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext& ctx) {
   const GemmProblem& p = data.p;
@@ -157,6 +225,16 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext&
 
   switch (impl) {
     case Impl::kCublasMm: {
+      if (Gated(p)) {  // the [gate | up] product, as a framework's first GEMM
+        absl::StatusOr<std::shared_ptr<LtBaseline>> l =
+            lt(HiddenProblem(p), LtBaselineEpilogue::kNone);
+        if (!l.ok()) return l.status();
+        col.plan = absl::StrCat((*l)->describe(), " ([gate | up] product alone)");
+        col.launch = [l = *l, d](int i, cudaStream_t s) {
+          return l->Run(d->A(), d->B(i), nullptr, d->H(), nullptr, s);
+        };
+        return col;
+      }
       absl::StatusOr<std::shared_ptr<LtBaseline>> l = lt(plain, LtBaselineEpilogue::kNone);
       if (!l.ok()) return l.status();
       col.plan = (*l)->describe();
@@ -166,6 +244,7 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext&
       return col;
     }
     case Impl::kCublasLoop: {
+      if (Gated(p)) return absl::UnimplementedError("cublas_loop does not serve gated problems");
       GemmProblem one = plain;
       one.batch_count = 1;
       one.a.batch_stride = one.b.batch_stride = one.c.batch_stride = one.d.batch_stride = kNoStride;
@@ -189,6 +268,7 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext&
       return col;
     }
     case Impl::kAddmmAct: {
+      if (Gated(p)) return GatedAddmmColumn(data, ctx);
       // F.linear + F.relu / F.gelu / F.silu: Lt's BIAS epilogue (or no bias),
       // then the activation as a separate in-place pass over D.
       if (p.epilogue.bias == BiasMode::kPerRow || p.batch_count != 1 || p.d.ld != p.n ||
@@ -260,18 +340,24 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext&
   return absl::InvalidArgumentError("unknown column");
 }
 
-// Runs call 0 once into a NaN-filled D and measures the error.
+// Runs call 0 once into a NaN-filled output and measures the error: D, or
+// for cublas_mm on a gated problem the [gate | up] product it writes instead.
 absl::Status Check(const Column& col, Impl impl, const CaseData& data,
                    const std::vector<double>& acc, cudaStream_t stream, CellResult& cell) {
-  BENCH_CUDA(cudaMemsetAsync(data.D(), 0xff, data.DBytes(), stream));  // NaN in every type
+  const bool hidden = Gated(data.p) && impl == Impl::kCublasMm;
+  const GemmProblem checked = hidden ? HiddenProblem(data.p) : data.p;
+  void* out = hidden ? data.H() : data.D();
+  const int64_t elements = hidden ? data.h_elements : data.d_elements;
+  const size_t bytes = hidden ? data.HBytes() : data.DBytes();
+  BENCH_CUDA(cudaMemsetAsync(out, 0xff, bytes, stream));  // NaN in every type
   absl::Status s = col.launch(0, stream);
   if (!s.ok()) return s;
   BENCH_CUDA(cudaStreamSynchronize(stream));
-  std::vector<unsigned char> raw(data.DBytes());
-  BENCH_CUDA(cudaMemcpy(raw.data(), data.D(), raw.size(), cudaMemcpyDeviceToHost));
-  const std::vector<float> d = DecodeElements(data.p.d.type, raw.data(), data.d_elements);
-  cell.rel_err = RelativeError(data.p, acc, data.c.values.data(), data.bias.values.data(), d.data(),
-                               ComputesEpilogue(impl, data.p));
+  std::vector<unsigned char> raw(bytes);
+  BENCH_CUDA(cudaMemcpy(raw.data(), out, raw.size(), cudaMemcpyDeviceToHost));
+  const std::vector<float> d = DecodeElements(checked.d.type, raw.data(), elements);
+  cell.rel_err = RelativeError(checked, acc, data.c.values.data(), data.bias.values.data(),
+                               d.data(), ComputesEpilogue(impl, checked));
   return absl::OkStatus();
 }
 

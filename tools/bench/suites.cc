@@ -187,7 +187,7 @@ std::optional<Impl> ImplFromName(std::string_view name) {
 }
 
 bool LtFusesEpilogue(const GemmProblem& p) {
-  return p.epilogue.bias == BiasMode::kPerColumn &&
+  return p.epilogue.bias == BiasMode::kPerColumn && p.epilogue.gate == Gate::kNone &&
          (p.epilogue.activation == Activation::kRelu ||
           p.epilogue.activation == Activation::kGeluTanh);
 }

@@ -62,11 +62,13 @@ struct BenchCase {
 
 // True when cuBLASLt has one fused epilogue for the problem's bias and
 // activation: a per-column bias with ReLU or tanh-GELU (no erf-GELU, no SiLU,
-// no per-row bias).
+// no per-row bias, no gate).
 bool LtFusesEpilogue(const GemmProblem& problem);
 
 // The columns for any single problem: cublas_mm; addmm_act where it has a
-// bias or an activation; lt_bias_act where LtFusesEpilogue; jit and auto.
+// bias or an activation; lt_bias_act where LtFusesEpilogue; jit and auto. On
+// a gated problem cublas_mm times the [gate | up] product alone, and
+// addmm_act the gate and up linears then silu(gate) * up (SiLU only).
 std::vector<Impl> ColumnsFor(const GemmProblem& problem);
 
 // The options of a case's jitgemm columns (before the backend policy each

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Writes bench/manifests/unseen_mix.json: GEMMs drawn at random (fixed seed)
+from the shape space the sm90 and sm80 families serve, none of them a suite
+row, to check on a GPU that the selected plan is never slower than cuBLAS
+beyond noise where nobody tuned for the shape:
+
+  jitgemm-bench --manifest=bench/manifests/unseen_mix.json
+
+Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [OUT]
+"""
+import argparse
+import json
+import random
+
+
+def problem(rng, i):
+    m = rng.choice([96, 200, 384, 640, 768, 1000, 1536, 2304, 3000])
+    n = rng.choice([256, 520, 1280, 2048, 3000, 4608, 5120])
+    k = rng.choice([256, 700, 1024, 2048, 3072, 4096, 5000])
+    t = rng.choice(["bf16", "bf16", "f16"])
+    p = {
+        "name": f"unseen {i}",
+        "m": m, "n": n, "k": k,
+        "a": {"type": t, "layout": rng.choice(["row", "row", "col"])},
+        "b": {"type": t, "layout": rng.choice(["row", "col", "col"])},
+        "c": {"type": t, "layout": "row"},
+        "d": {"type": rng.choice([t, t, t, "f32"]), "layout": "row"},
+    }
+    epi = {"activation": rng.choice(["none", "none", "relu", "gelu_tanh", "gelu_erf", "silu"])}
+    kind = rng.random()
+    if kind < 0.15:
+        # gated (SwiGLU / GeGLU): B holds [gate | up], 2N columns
+        epi["gate"] = "halves"
+        epi["activation"] = rng.choice(["silu", "gelu_tanh"])
+        p["d"]["type"] = t
+    else:
+        epi["bias"] = rng.choice(["none", "none", "column", "row"])
+        if rng.random() < 0.2:
+            epi["beta"] = 1.0
+            p["c"]["type"] = p["d"]["type"]
+    if rng.random() < 0.2:  # strided batches
+        batch = rng.choice([2, 4, 8])
+        p["batch_count"] = batch
+        cols = 2 * n if epi.get("gate") == "halves" else n
+        p["a"]["batch_stride"] = m * k
+        p["b"]["batch_stride"] = rng.choice([0, k * cols])
+        p["c"]["batch_stride"] = m * n
+        p["d"]["batch_stride"] = m * n
+        if epi.get("bias", "none") != "none":
+            epi["bias_batch_stride"] = 0
+    p["epilogue"] = epi
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--count", type=int, default=24)
+    ap.add_argument("out", nargs="?", default="bench/manifests/unseen_mix.json")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    doc = {"version": 1, "options": {"tuning": "fast", "pdl": True, "pointer_alignment": 16},
+           "problems": [problem(rng, i) for i in range(args.count)]}
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
