@@ -25,6 +25,7 @@
 #include "support/gpu_env.h"
 #include "support/reference.h"
 #include "tests/gpu/gpu_case.h"
+#include "tests/jit/sm90_config.h"
 
 namespace jitgemm::support {
 namespace {
@@ -252,15 +253,7 @@ TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
     ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
     for (const auto& [bm, bn, cluster] : {std::tuple{128, 128, 1}, std::tuple{128, 128, 2},
                                           std::tuple{64, 256, 1}, std::tuple{64, 256, 2}}) {
-      jit::KernelConfig c;
-      c.family = jit::Family::kSm90;
-      c.block_m = bm;
-      c.block_n = bn;
-      c.block_k = 64;
-      c.warps_m = 2;
-      c.warps_n = 1;
-      c.stages = 4;
-      c.cluster_m = cluster;
+      jit::KernelConfig c = jit::Sm90Config(bm, bn, 2, 4, cluster);
       c.ping_pong = true;
       Options options;
       bool compiled = false;
@@ -303,15 +296,7 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
           p.c.batch_stride = p.d.batch_stride = p.m * p.n;
           p = Canonicalize(p);
           ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-          jit::KernelConfig c;
-          c.family = jit::Family::kSm90;
-          c.block_m = bm;
-          c.block_n = bn;
-          c.block_k = 64;
-          c.warps_m = consumers;
-          c.warps_n = 1;
-          c.stages = stages;
-          c.cluster_m = cluster;
+          jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, stages, cluster);
           c.pdl = index % 2 == 0;
           Options options;
           bool compiled = false;

@@ -14,6 +14,7 @@
 #include "jit/nvrtc_compiler.h"
 #include "jit/specializer.h"
 #include "support/status_matchers.h"
+#include "tests/jit/sm90_config.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -30,22 +31,9 @@ GemmProblem Linear(int64_t m, int64_t n, int64_t k, DataType t = DataType::kBF16
   return Canonicalize(p);
 }
 
-KernelConfig Config(int bm, int bn, int consumers, int stages, int cluster) {
-  KernelConfig c;
-  c.family = Family::kSm90;
-  c.block_m = bm;
-  c.block_n = bn;
-  c.block_k = 64;
-  c.warps_m = consumers;
-  c.warps_n = 1;
-  c.stages = stages;
-  c.cluster_m = cluster;
-  return c;
-}
-
 TEST(Sm90FamilyTest, ServesAlignedHalfProblemsOnSm90Only) {
   const GemmProblem p = Linear(4096, 4096, 4096);
-  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
   EXPECT_TRUE(Sm90().Supports(p, c, OfflineTarget(90)).ok());
   EXPECT_THAT(Sm90().Supports(p, c, OfflineTarget(80)),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("sm_90a")));
@@ -57,7 +45,7 @@ TEST(Sm90FamilyTest, RefusesRowsTmaCannotAddress) {
   GemmProblem p = MakeGemm(300, 300, 300, DataType::kF16);
   p.a.ld = 301;  // 602-byte rows
   p = Canonicalize(p);
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("16 bytes")));
   // Nor does the candidate set offer the family for it.
   for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(90), Options())) {
@@ -77,21 +65,21 @@ TEST(Sm90FamilyTest, NotProposedWithoutSixteenBytePointers) {
 TEST(Sm90FamilyTest, RefusesInvalidTiles) {
   const GemmProblem p = Linear(1024, 1024, 1024);
   const TargetInfo t = OfflineTarget(90);
-  EXPECT_THAT(Sm90().Supports(p, Config(256, 256, 2, 2, 1), t),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(256, 256, 2, 2, 1), t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("accumulators")));
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 96, 2, 4, 1), t),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 96, 2, 4, 1), t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("block_n")));
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 256, 2, 6, 1), t),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 256, 2, 6, 1), t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("shared memory")));
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 4), t),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 4), t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 or 2 CTAs")));
-  KernelConfig runtime_m = Config(128, 128, 2, 4, 1);
+  KernelConfig runtime_m = Sm90Config(128, 128, 2, 4, 1);
   runtime_m.runtime_m = true;
   EXPECT_THAT(Sm90().Supports(p, runtime_m, t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exact M")));
   // N-major B splits over the cluster in 64-column blocks.
   GemmProblem nn = MakeGemm(1024, 1024, 1024, DataType::kBF16);
-  EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Config(128, 64, 2, 6, 2), t),
+  EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Sm90Config(128, 64, 2, 6, 2), t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64-column")));
 }
 
@@ -116,7 +104,7 @@ TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
 TEST(Sm90FamilyTest, PingPongTilesAreWholeTilesPerWarpgroup) {
   const GemmProblem p = Linear(2048, 2048, 2048);
   const TargetInfo target = OfflineTarget(90);
-  KernelConfig c = Config(128, 128, 2, 6, 2);
+  KernelConfig c = Sm90Config(128, 128, 2, 6, 2);
   c.ping_pong = true;
   EXPECT_TRUE(Sm90().Supports(p, c, target).ok()) << Sm90().Supports(p, c, target);
   EXPECT_EQ(c.ToString(), "sm90 bm=128 bn=128 bk=64 wm=2 wn=1 st=6 sk=1 pdl=1 rm=0 cm=2 pp=1");
@@ -127,15 +115,15 @@ TEST(Sm90FamilyTest, PingPongTilesAreWholeTilesPerWarpgroup) {
   EXPECT_THAT(Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16).source,
               Not(HasSubstr("kPingPong")));
 
-  KernelConfig wide = Config(128, 256, 2, 4, 1);  // 256 accumulators a warpgroup
+  KernelConfig wide = Sm90Config(128, 256, 2, 4, 1);  // 256 accumulators a warpgroup
   wide.ping_pong = true;
   EXPECT_THAT(Sm90().Supports(p, wide, target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("128 accumulators")));
-  KernelConfig one = Config(64, 128, 1, 4, 1);
+  KernelConfig one = Sm90Config(64, 128, 1, 4, 1);
   one.ping_pong = true;
   EXPECT_THAT(Sm90().Supports(p, one, target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ping-pong")));
-  KernelConfig split = Config(64, 256, 2, 4, 1);
+  KernelConfig split = Sm90Config(64, 256, 2, 4, 1);
   split.ping_pong = true;
   split.split_k = 2;
   EXPECT_THAT(Sm90().Supports(p, split, target),
@@ -160,13 +148,13 @@ TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
     split = split || c.split_k > 1;
   }
   EXPECT_TRUE(split);
-  KernelConfig c = Config(128, 128, 2, 4, 1);
+  KernelConfig c = Sm90Config(128, 128, 2, 4, 1);
   c.split_k = 2;
   const LaunchShape s = Sm90().Shape(p, c, OfflineTarget(90));
   EXPECT_EQ(s.grid[0], 128u);
   // 64 tiles x 2 consumers: tickets, then 2 partial 64 x 128 fp32 tiles each.
   EXPECT_EQ(s.workspace_bytes, 512u + 64u * 2 * 2 * 64 * 128 * 4);
-  KernelConfig wide = Config(128, 256, 2, 4, 1);
+  KernelConfig wide = Sm90Config(128, 256, 2, 4, 1);
   wide.split_k = 2;
   EXPECT_THAT(Sm90().Supports(p, wide, OfflineTarget(90)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64 accumulators")));
@@ -185,20 +173,20 @@ TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
 
 TEST(Sm90FamilyTest, LaunchIsPersistentWithClusters) {
   const GemmProblem p = Linear(4096, 4096, 4096);
-  const LaunchShape s = Sm90().Shape(p, Config(128, 256, 2, 4, 2), OfflineTarget(90));
+  const LaunchShape s = Sm90().Shape(p, Sm90Config(128, 256, 2, 4, 2), OfflineTarget(90));
   EXPECT_EQ(s.grid[0], 132u);
   EXPECT_EQ(s.block[0], 384u);
   EXPECT_EQ(s.cluster_x, 2u);
   EXPECT_TRUE(s.tensor_maps);
   // A problem of 3 tiles launches 3 CTAs (rounded up to whole clusters).
   const LaunchShape small =
-      Sm90().Shape(Linear(300, 128, 64), Config(128, 128, 2, 4, 2), OfflineTarget(90));
+      Sm90().Shape(Linear(300, 128, 64), Sm90Config(128, 128, 2, 4, 2), OfflineTarget(90));
   EXPECT_EQ(small.grid[0], 4u);
 }
 
 TEST(Sm90FamilyTest, SpecSaysHowDIsStored) {
   GemmProblem p = Linear(512, 512, 512);
-  const KernelConfig c = Config(128, 128, 2, 4, 1);
+  const KernelConfig c = Sm90Config(128, 128, 2, 4, 1);
   EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = true"));
   EXPECT_TRUE(Sm90TmaStore(p));
   p.d.type = DataType::kF32;
@@ -207,18 +195,18 @@ TEST(Sm90FamilyTest, SpecSaysHowDIsStored) {
   p.d.type = DataType::kBF16;
   p.d.ld = 513;
   EXPECT_FALSE(Sm90TmaStore(p));
-  EXPECT_THAT(Sm90().ExtraSpecFields(p, Config(128, 256, 2, 4, 2)),
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, Sm90Config(128, 256, 2, 4, 2)),
               HasSubstr("kConsumers = 2, kClusterM = 2"));
 }
 
 TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
   const GemmProblem p = Linear(1024, 1024, 1024);
-  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
   const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, OfflineTarget(90)), 16);
   EXPECT_THAT(s.kernel_name, HasSubstr("gemm_sm90_bf16_rc_r_128x256x64_w2x1_s4"));
   EXPECT_THAT(s.kernel_name, HasSubstr("_cm2"));
   EXPECT_THAT(c.ToString(), HasSubstr(" cm=2"));
-  EXPECT_THAT(Config(128, 256, 2, 4, 1).ToString(), ::testing::Not(HasSubstr("cm=")));
+  EXPECT_THAT(Sm90Config(128, 256, 2, 4, 1).ToString(), ::testing::Not(HasSubstr("cm=")));
 }
 
 // Every config the family can propose, for both B layouts and for 16-bit
@@ -264,11 +252,11 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
   const GemmProblem p = GatedLinear(2048, 1000, 4096);
   EXPECT_EQ(p.b.ld, 4096);
   const TargetInfo target = OfflineTarget(90);
-  EXPECT_TRUE(Sm90().Supports(p, Config(128, 256, 2, 4, 2), target).ok());
-  EXPECT_TRUE(Sm90().Supports(p, Config(128, 128, 2, 4, 1), target).ok());
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 64, 2, 4, 1), target),
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 256, 2, 4, 2), target).ok());
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), target).ok());
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 64, 2, 4, 1), target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gated")));
-  KernelConfig split = Config(64, 128, 1, 6, 1);
+  KernelConfig split = Sm90Config(64, 128, 1, 6, 1);
   split.split_k = 2;
   EXPECT_THAT(Sm90().Supports(p, split, target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split-K")));
@@ -279,7 +267,7 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
     EXPECT_EQ(c.split_k, 1) << c.ToString();
   }
   // A 128 x 256 tile covers 128 columns of D: 16 x 8 tiles, 64 clusters of two.
-  const KernelConfig c = Config(128, 256, 2, 4, 2);
+  const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
   EXPECT_EQ(Sm90().Shape(p, c, target).grid[0], 128u);
   const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
   EXPECT_THAT(s.source, HasSubstr("kGate = 1"));
@@ -295,11 +283,11 @@ TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
   p.epilogue.gate = Gate::kHalves;
   p.b.ld = 1048;
   p = Canonicalize(p);
-  EXPECT_THAT(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("column N = 523")));
   p.b.layout = Layout::kColMajor;  // K-major: the halves are rows of the box, any N
   p.b.ld = 512;
-  EXPECT_TRUE(Sm90().Supports(p, Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
 }
 
 TEST(Sm90FamilyTest, OtherFamiliesRefuseGatedProblems) {

@@ -13,6 +13,22 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
+// The kernel K::Create() made on the first call, or the error it gave then.
+template <class K>
+absl::StatusOr<const K*> CreateOnce(std::unique_ptr<K>& kernel, absl::Status& status, bool& tried) {
+  if (!tried) {
+    tried = true;
+    absl::StatusOr<std::unique_ptr<K>> k = K::Create();
+    if (k.ok()) {
+      kernel = *std::move(k);
+    } else {
+      status = k.status();
+    }
+  }
+  if (kernel == nullptr) return status;
+  return kernel.get();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BenchContext>> BenchContext::Create(int device) {
@@ -35,31 +51,11 @@ BenchContext::~BenchContext() {
 }
 
 absl::StatusOr<const ActivationKernel*> BenchContext::Activations() {
-  if (!activations_tried_) {
-    activations_tried_ = true;
-    absl::StatusOr<std::unique_ptr<ActivationKernel>> k = ActivationKernel::Create();
-    if (k.ok()) {
-      activations_ = *std::move(k);
-    } else {
-      activations_status_ = k.status();
-    }
-  }
-  if (activations_ == nullptr) return activations_status_;
-  return activations_.get();
+  return CreateOnce(activations_, activations_status_, activations_tried_);
 }
 
 absl::StatusOr<const GluKernel*> BenchContext::Glu() {
-  if (!glu_tried_) {
-    glu_tried_ = true;
-    absl::StatusOr<std::unique_ptr<GluKernel>> k = GluKernel::Create();
-    if (k.ok()) {
-      glu_ = *std::move(k);
-    } else {
-      glu_status_ = k.status();
-    }
-  }
-  if (glu_ == nullptr) return glu_status_;
-  return glu_.get();
+  return CreateOnce(glu_, glu_status_, glu_tried_);
 }
 
 }  // namespace jitgemm::bench
