@@ -95,5 +95,29 @@ TEST(ManifestCasesTest, EverySeedManifestLoads) {
   }
 }
 
+// The bench's own manifests load; the unseen-shape one's gated rows get the
+// gated columns (no Lt fused epilogue: Lt has no gate).
+TEST(ManifestCasesTest, BenchManifestsLoadWithTheirColumns) {
+  for (const char* name : {"suite_rows", "unseen_mix"}) {
+    const std::string path = std::string(JITGEMM_BENCH_MANIFEST_DIR) + "/" + name + ".json";
+    absl::StatusOr<std::vector<BenchCase>> cases = ManifestFileCases(path);
+    ASSERT_TRUE(cases.ok()) << cases.status();
+    ASSERT_FALSE(cases->empty()) << name;
+  }
+  absl::StatusOr<std::vector<BenchCase>> unseen =
+      ManifestFileCases(std::string(JITGEMM_BENCH_MANIFEST_DIR) + "/unseen_mix.json");
+  ASSERT_TRUE(unseen.ok()) << unseen.status();
+  EXPECT_EQ(unseen->size(), 24u);
+  int gated = 0;
+  for (const BenchCase& c : *unseen) {
+    if (c.problem.epilogue.gate == Gate::kNone) continue;
+    ++gated;
+    EXPECT_EQ(c.impls,
+              (std::vector<Impl>{Impl::kCublasMm, Impl::kAddmmAct, Impl::kJit, Impl::kAuto}))
+        << c.label;
+  }
+  EXPECT_GE(gated, 1);
+}
+
 }  // namespace
 }  // namespace jitgemm::bench
