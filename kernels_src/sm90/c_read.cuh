@@ -1,8 +1,12 @@
 // How the sm90 epilogues read C (beta != 0) and, in the register epilogue,
-// the bias: with loads that need no predicate. The position is clamped into
-// the matrix, so every load is in bounds and can issue at once; a value read
-// for a position outside the matrix is never stored (the register epilogue
-// skips it, TMA clips it), so nothing needs masking.
+// the bias: with loads that need no predicate, so that they can all issue
+// before the first is used. Where a warpgroup's tile lies inside the matrix
+// (Inside) nothing is clamped and the loads of a row share one address with
+// constant offsets. At the edges the TMA-store epilogue clamps each position
+// into the matrix: every load stays in bounds, and the value read for a
+// position outside the matrix is computed but clipped by the TMA store. (The
+// register epilogue's edge tiles keep a bounds test per value instead:
+// clamped loads there made ptxas spill.)
 //
 // Why: with a bounds predicate per load, ptxas kept about four loads in
 // flight (seven predicate registers), so a 64 x 256 warpgroup tile's 128 C
@@ -70,16 +74,15 @@ struct CRead {
     }
   }
 
-  // The bias of (row, col) (S::kBias: 1 per column, 2 per row), 0 without one.
-  template <bool kClamp>
+  // The bias of (row, col) (S::kBias: 1 per column, 2 per row), 0 without
+  // one; only where Inside.
   __device__ __forceinline__ static float Bias(const GemmArgs& args, int batch, int row, int col) {
     if constexpr (S::kBias == 0) {
       return 0.f;
     } else {
       const typename S::ElementD* bias = static_cast<const typename S::ElementD*>(args.bias) +
                                          static_cast<int64>(batch) * S::kStrideBias;
-      if constexpr (S::kBias == 1) return ToFloat(bias[kClamp ? Col(col) : col]);
-      return ToFloat(bias[kClamp ? Row(row) : row]);
+      return ToFloat(bias[S::kBias == 1 ? col : row]);
     }
   }
 };

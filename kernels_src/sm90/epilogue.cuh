@@ -63,7 +63,7 @@ struct Epilogue {
               float& a = acc[i][4 * j + 2 * h + e];
               a = args.alpha * a;
               if (S::kHasC) a += args.beta * c[e];
-              a += CRead<S>::template Bias<false>(args, batch, row, col + e);
+              a += CRead<S>::Bias(args, batch, row, col + e);
             }
           }
         }

@@ -77,8 +77,8 @@ struct TmaStoreEpilogue {
             a = Value(args, a, row_bias + col_bias[e], c[e]);
           }
         }
-        // C loads in flight for one 64-column block at a time (clamped ones
-        // each hold an address), or ptxas spills.
+        // C loads in flight for one 64 x 64 block's worth of values at a time
+        // (64 / kMI columns of each row), or ptxas spills.
         if (S::kHasC && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
       }
     }
