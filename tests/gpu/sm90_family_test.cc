@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -187,7 +186,7 @@ class Sm90FamilyGpuTest : public ::testing::Test {
 void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count, int at_least) {
   const jit::DeviceContext* device = &device_;
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm90);
-  if (const char* v = std::getenv(env)) count = std::atoi(v);
+  count = EnvInt(env, count);
   std::mt19937_64 rng(gated ? 20261125 : 20261124);
   int ran = 0, failures = 0, gated_run = 0;
   std::set<std::string> configs;
@@ -270,8 +269,8 @@ TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
 // more than the ring holds, and warpgroups whose rows lie past M.
 TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
   std::mt19937_64 rng(20261127);
-  int every = 1, ran = 0, refused = 0, index = 0;
-  if (const char* v = std::getenv("JITGEMM_SM90_WIDE_EVERY")) every = std::max(1, std::atoi(v));
+  const int every = std::max(1, EnvInt("JITGEMM_SM90_WIDE_EVERY", 1));
+  int ran = 0, refused = 0, index = 0;
   // {m, n, k, batch}: 1, 3 and 9 k slices.
   for (const auto& [m, n, k, batch] : {std::tuple{130, 520, 64, 64}, std::tuple{300, 520, 136, 24},
                                        std::tuple{512, 520, 520, 4}}) {
