@@ -8,7 +8,8 @@
 namespace jitgemm::jit {
 namespace {
 
-constexpr uint32_t kBox = 64;  // elements of the contiguous dimension: 128 bytes
+// Lines of a box of an M- or N-major operand and of D: 64.
+constexpr uint32_t kBox = 64;
 
 struct MapShape {
   uint64_t contiguous;  // elements along the contiguous dimension
@@ -29,10 +30,12 @@ absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count
   const cuuint64_t line_stride = shape.strided > 1 ? line : (line + 15) / 16 * 16;
   cuuint64_t strides[2] = {line_stride,
                            batches > 1 ? static_cast<cuuint64_t>(stride) * esize : line_stride};
-  cuuint32_t box[3] = {kBox, shape.box_lines, 1};
+  // Every box row is 128 bytes, the span of the 128-byte swizzle.
+  cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / esize), shape.box_lines, 1};
   cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUtensorMapDataType type = op.type == DataType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUtensorMapDataType type = op.type == DataType::kBF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : op.type == DataType::kF32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = api.cuTensorMapEncodeTiled(
       map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -67,7 +70,7 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
                                : MapShape{b_cols, k, kBox};
   absl::Status s = Encode(api, p.a, p.batch_count, shape_a, a, &maps->a, "A");
   if (s.ok()) s = Encode(api, p.b, p.batch_count, shape_b, b, &maps->b, "B");
-  if (s.ok() && Sm90TmaStore(p)) {
+  if (s.ok() && Sm90TmaStore(p, c)) {
     s = Encode(api, p.d, p.batch_count, MapShape{n, m, kBox}, d, &maps->d, "D");
   }
   return s;

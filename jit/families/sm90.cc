@@ -37,6 +37,9 @@ constexpr int kStagingPerConsumer = 2 * 64 * 64 * 2;
 // shared memory to the next kernel (see Candidates).
 constexpr int64_t kSmallM = 64;
 constexpr int kRoomForNext = 32 * 1024;
+// fp32 D is staged for TMA stores only with more tiles than an H100 has SMs
+// (see Sm90TmaStore).
+constexpr int64_t kFp32StagedMinTiles = 132;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -282,7 +285,7 @@ class Sm90Family final : public KernelFamily {
     return absl::StrCat(
         "  static constexpr int kConsumers = ", c.warps_m, ", kClusterM = ", c.cluster_m,
         ", kGroupM = ", kGroupM,
-        ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p) ? "true" : "false", ";\n",
+        ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p, c) ? "true" : "false", ";\n",
         Gated(p) ? "  static constexpr int kGate = 1;\n" : "",
         c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "");
   }
@@ -295,10 +298,12 @@ class Sm90Family final : public KernelFamily {
 
   // Mirrors Sm90Smem in kernels_src/sm90/gemm_tma_wgmma.cuh.
   static int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
-    const bool tma_store = Sm90TmaStore(p);
+    const bool tma_store = Sm90TmaStore(p, c);
     const int staging = tma_store ? c.warps_m * kStagingPerConsumer : 0;
-    // The staged epilogue takes column biases from shared memory (bias_prefetch.cuh).
-    const int bias = tma_store && p.epilogue.bias == BiasMode::kPerColumn && !Gated(p)
+    // The staged epilogue takes 16-bit column biases from shared memory
+    // (bias_prefetch.cuh); fp32 ones it reads with C.
+    const int bias = tma_store && DataTypeSize(p.d.type) == 2 &&
+                             p.epilogue.bias == BiasMode::kPerColumn && !Gated(p)
                          ? c.warps_m * c.block_n * 2
                          : 0;
     return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias +
@@ -308,12 +313,18 @@ class Sm90Family final : public KernelFamily {
 
 }  // namespace
 
-bool Sm90TmaStore(const GemmProblem& p) {
+bool Sm90TmaStore(const GemmProblem& p, const KernelConfig& c) {
   // TMA clips stores past the last column only at 16-byte granularity, so the
   // rows must end on a 16-byte boundary as well as start on one.
-  return (p.d.type == DataType::kF16 || p.d.type == DataType::kBF16) &&
-         p.d.layout == Layout::kRowMajor && p.n % 8 == 0 &&
-         RowsAligned16(p.d, p.m, p.n, p.batch_count);
+  if (p.d.layout != Layout::kRowMajor || p.n * DataTypeSize(p.d.type) % 16 != 0 ||
+      !RowsAligned16(p.d, p.m, p.n, p.batch_count)) {
+    return false;
+  }
+  if (p.d.type == DataType::kF16 || p.d.type == DataType::kBF16) return true;
+  // fp32 D stages only tiles before a warpgroup's last (gemm_tma_wgmma.cuh),
+  // so with one tile per CTA the staging would only cost shared memory: on
+  // the H100 that kernel ran 1.2 us slower at 128 x 4096 x 4096.
+  return p.d.type == DataType::kF32 && Units(p, c) * c.cluster_m * c.split_k > kFp32StagedMinTiles;
 }
 
 const KernelFamily& Sm90FamilyInstance() {

@@ -5,14 +5,16 @@
 #ifndef JITGEMM_JIT_FAMILIES_SM90_H_
 #define JITGEMM_JIT_FAMILIES_SM90_H_
 
+#include "jit/kernel_config.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::jit {
 
-// True when the sm90 kernels store D through shared memory with TMA (16-bit,
-// row-major D whose rows start 16-byte aligned); otherwise they store from
-// registers. The kernel reads the answer from its spec's kTmaStore.
-bool Sm90TmaStore(const GemmProblem& problem);
+// True when the sm90 kernels store D through shared memory with TMA: 16-bit
+// or fp32 row-major D whose rows start and end 16-byte aligned, and for fp32
+// D only configs with more tiles than an H100 has SMs; otherwise they store
+// from registers. The kernel reads the answer from its spec's kTmaStore.
+bool Sm90TmaStore(const GemmProblem& problem, const KernelConfig& config);
 
 }  // namespace jitgemm::jit
 

@@ -23,8 +23,12 @@ namespace sm90 {
 
 template <class S, int kMI, int kBN>
 struct BiasPrefetch {
-  static constexpr bool kColumns = S::kTmaStore && S::kBias == 1 && GateOf<S>::value == 0;
-  static constexpr bool kRows = S::kTmaStore && S::kBias == 2 && GateOf<S>::value == 0;
+  // 16-bit D only: an fp32 bias is read in the epilogue's values pass
+  // (c_read.cuh), which no barrier or shared-memory store interrupts.
+  static constexpr bool kPrefetch =
+      S::kTmaStore && sizeof(typename S::ElementD) == 2 && GateOf<S>::value == 0;
+  static constexpr bool kColumns = kPrefetch && S::kBias == 1;
+  static constexpr bool kRows = kPrefetch && S::kBias == 2;
   static constexpr int kPerThread = (kBN + 127) / 128;
   static constexpr int kSmemBytes = kColumns ? kBN * 2 : 0;
 

@@ -1,10 +1,9 @@
-// How the sm90 epilogues read C (beta != 0) and, in the register epilogue,
-// the bias: with loads that need no predicate, so that they can all issue
-// before the first is used. Where a warpgroup's tile lies inside the matrix
-// (Inside) nothing is clamped and the loads of a row share one address with
-// constant offsets. At the edges the TMA-store epilogue clamps each position
-// into the matrix: every load stays in bounds, and the value read for a
-// position outside the matrix is computed but clipped by the TMA store. (The
+// How the sm90 epilogues read C (beta != 0) and the bias where it is not
+// prefetched (the register epilogue, and fp32 D): with loads that need no predicate, so that they
+// can all issue before the first is used. Where a warpgroup's tile lies inside the matrix (Inside)
+// nothing is clamped and the loads of a row share one address with constant offsets. At the edges
+// the TMA-store epilogue clamps each position into the matrix: every load stays in bounds, and the
+// value read for a position outside the matrix is computed but clipped by the TMA store. (The
 // register epilogue's edge tiles keep a bounds test per value instead:
 // clamped loads there made ptxas spill.)
 //
@@ -75,14 +74,20 @@ struct CRead {
   }
 
   // The bias of (row, col) (S::kBias: 1 per column, 2 per row), 0 without
-  // one; only where Inside.
+  // one; the position clamped into the matrix with kClamp, else only where
+  // Inside.
+  template <bool kClamp>
   __device__ __forceinline__ static float Bias(const GemmArgs& args, int batch, int row, int col) {
     if constexpr (S::kBias == 0) {
       return 0.f;
     } else {
       const typename S::ElementD* bias = static_cast<const typename S::ElementD*>(args.bias) +
                                          static_cast<int64>(batch) * S::kStrideBias;
-      return ToFloat(bias[S::kBias == 1 ? col : row]);
+      if constexpr (S::kBias == 1) {
+        return ToFloat(bias[kClamp ? Col(col) : col]);
+      } else {
+        return ToFloat(bias[kClamp ? Row(row) : row]);
+      }
     }
   }
 };

@@ -38,15 +38,18 @@ struct Epilogue {
   __device__ __forceinline__ static void Values(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                 int batch, int m0, int n0, int thread) {
     const int warp = thread >> 5, lane = thread & 31;
+    // Columns outside, rows inside: each column's bias is read once for the
+    // two rows that use it (row-outer loops kept every bias of a row alive
+    // until the next row, and ptxas spilled).
 #pragma unroll
     for (int i = 0; i < kMI; ++i) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
+      for (int j = 0; j < kBN / 8; ++j) {
+        const int col = n0 + 8 * j + 2 * (lane & 3);
+        if constexpr (kEdge) {
 #pragma unroll
-        for (int j = 0; j < kBN / 8; ++j) {
-          const int col = n0 + 8 * j + 2 * (lane & 3);
-          if constexpr (kEdge) {
+          for (int h = 0; h < 2; ++h) {
+            const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               float& a = acc[i][4 * j + 2 * h + e];
@@ -54,18 +57,35 @@ struct Epilogue {
                 a = EpilogueValue<WithoutActivation>(args, batch, row, col + e, a);
               }
             }
-          } else {
-            float c[2] = {0.f, 0.f};
+          }
+        } else {
+          float c[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+          float bias[2][2];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m0 + i * 64 + warp * 16 + (lane >> 2) + 8 * h;
             if constexpr (S::kHasC)
-              CRead<S>::template Pair<false>(args, batch, row, col, c[0], c[1]);
+              CRead<S>::template Pair<false>(args, batch, row, col, c[h][0], c[h][1]);
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              bias[h][e] = S::kBias == 2 || h == 0
+                               ? CRead<S>::template Bias<false>(args, batch, row, col + e)
+                               : bias[0][e];
+            }
+          }
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               float& a = acc[i][4 * j + 2 * h + e];
               a = args.alpha * a;
-              if (S::kHasC) a += args.beta * c[e];
-              a += CRead<S>::Bias(args, batch, row, col + e);
+              if (S::kHasC) a += args.beta * c[h][e];
+              a += bias[h][e];
             }
           }
+          // Loads in flight for 64 columns at a time, or ptxas spills (C is
+          // in L2 by now: c_prefetch.cuh).
+          if ((S::kHasC || S::kBias != 0) && j % 8 == 7) __syncwarp();
         }
       }
     }

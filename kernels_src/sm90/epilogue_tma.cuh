@@ -1,7 +1,8 @@
-// Epilogue of the sm90 family for 16-bit row-major D with 16-byte-aligned
-// rows: each consumer warpgroup writes its accumulators, after alpha, beta * C,
-// bias and the activation, into 64 x 64 blocks of 128-byte-swizzled shared
-// memory with stmatrix, and one thread stores each block with a TMA store.
+// Epilogue of the sm90 family for row-major D with 16-byte-aligned rows (16-bit
+// or fp32): each consumer warpgroup writes its accumulators, after alpha,
+// beta * C, bias and the activation, into blocks of 64 rows x 128 bytes of
+// 128-byte-swizzled shared memory (64 columns of 16-bit D with stmatrix, 32 of
+// fp32 with 8-byte stores), and one thread stores each block with a TMA store.
 // The warpgroup's two staging blocks are filled as a pair behind one proxy
 // fence and one barrier, then stored together; the next pair waits for their
 // shared-memory reads, and a tile's last pair is stored under the next tile's
@@ -32,8 +33,15 @@ namespace sm90 {
 template <class S, int kMI, int kBN>
 struct TmaStoreEpilogue {
   using D = typename S::ElementD;
-  static_assert(sizeof(D) == 2, "TMA-store epilogue: 16-bit D");
-  static constexpr int kBlockBytes = 64 * 64 * 2;
+  static constexpr bool kHalfD = sizeof(D) == 2;
+  static_assert(sizeof(D) == 2 || sizeof(D) == 4, "TMA-store epilogue: 16-bit or fp32 D");
+  // A staging block: 64 rows of 128 bytes, the TMA store's box.
+  static constexpr int kBlockBytes = 64 * 128;
+  static constexpr int kBlockCols = 128 / static_cast<int>(sizeof(D));
+  // Biases not prefetched into shared memory (fp32 D) are read with C.
+  static constexpr bool kBiasRead =
+      S::kBias != 0 && !BiasPrefetch<S, kMI, kBN>::kPrefetch && GateOf<S>::value == 0;
+  static constexpr bool kReads = S::kHasC || kBiasRead;
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
@@ -47,7 +55,11 @@ struct TmaStoreEpilogue {
     if (GateOf<S>::value != 0) return acc;
     float v = args.alpha * acc + bias;
     if (S::kHasC) v += args.beta * c;
-    return ActivateFor16BitD<S::kAct>(v);
+    if constexpr (kHalfD) {
+      return ActivateFor16BitD<S::kAct>(v);
+    } else {
+      return Activate<S::kAct>(v);
+    }
   }
 
   // The values of a warpgroup's tile, in place (see Store); C clamped into
@@ -64,10 +76,19 @@ struct TmaStoreEpilogue {
       for (int j = 0; j < kBN / 8; ++j) {
         float col_bias[2] = {0.f, 0.f};
         if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
+        if constexpr (kBiasRead && S::kBias == 1) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            col_bias[e] = CRead<S>::template Bias<kClamp>(args, batch, 0, col_base + 8 * j + e);
+          }
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const float row_bias = bias.Row(i, h);
           const int row = row_base + i * 64 + 8 * h, col = col_base + 8 * j;
+          float row_bias = bias.Row(i, h);
+          if constexpr (kBiasRead && S::kBias == 2) {
+            row_bias = CRead<S>::template Bias<kClamp>(args, batch, row, 0);
+          }
           float c[2] = {0.f, 0.f};
           if constexpr (S::kHasC)
             CRead<S>::template Pair<kClamp>(args, batch, row, col, c[0], c[1]);
@@ -79,7 +100,47 @@ struct TmaStoreEpilogue {
         }
         // C loads in flight for one 64 x 64 block's worth of values at a time
         // (64 / kMI columns of each row), or ptxas spills.
-        if (S::kHasC && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
+        if (kReads && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
+      }
+    }
+  }
+
+  // 16-bit D: columns [64 cb, 64 cb + 64) of one m64 block into a staging
+  // block by stmatrix; lane L addresses row L % 8 of matrix L / 8 = (h, j
+  // parity).
+  __device__ __forceinline__ static void WriteHalfBlock(const float (&acc)[kBN / 2], int cb,
+                                                        unsigned buf, int st_row, int mat) {
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      const int j = cb * 8 + 2 * jj;
+      unsigned r[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float* a = &acc[4 * (j + (q >> 1)) + 2 * (q & 1)];
+        r[q] = Pack2<D>(a[0], a[1]);
+      }
+      const int chunk = 2 * jj + (mat >> 1);
+      StMatrixX4(buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4), r[0], r[1], r[2], r[3]);
+    }
+  }
+
+  // fp32 D: columns [32 cb, 32 cb + 32) of one m64 block into a staging block,
+  // each thread's two adjacent columns as one 8-byte store. The 128-byte
+  // swizzle puts a warp's 8 rows x 32 bytes on every bank exactly twice: two
+  // wavefronts, the least 256 bytes take.
+  __device__ __forceinline__ static void WriteFp32Block(const float (&acc)[kBN / 2], int cb,
+                                                        unsigned buf, int warp, int lane) {
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      const int j = cb * 4 + jj;
+      const int chunk = 2 * jj + ((lane & 3) >> 1);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + (lane >> 2) + 8 * h;
+        const unsigned addr = buf + row * 128 + ((chunk ^ (row & 7)) << 4) + (lane & 1) * 8;
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(acc[4 * j + 2 * h]),
+                     "f"(acc[4 * j + 2 * h + 1])
+                     : "memory");
       }
     }
   }
@@ -104,15 +165,14 @@ struct TmaStoreEpilogue {
     // Every value first, in place, with no barrier or shared-memory store in
     // between: with one warp per scheduler nothing else hides the latency of
     // the activations, so the compiler must be free to interleave all of them.
-    if (!S::kHasC || CRead<S>::Inside(m0, 64 * kMI, n0, kBN)) {
+    if (!kReads || CRead<S>::Inside(m0, 64 * kMI, n0, kBN)) {
       Values<false>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
     } else {
       Values<true>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
     }
-    // stmatrix: lane L addresses row L % 8 of matrix L / 8 = (h, j parity).
     const int mat = lane >> 3;
     const int st_row = warp * 16 + (lane & 7) + 8 * (mat & 1);
-    constexpr int kBlocksN = kBN / 64, kBlocks = kMI * kBlocksN;
+    constexpr int kBlocksN = kBN / kBlockCols, kBlocks = kMI * kBlocksN;
 #pragma unroll
     for (int b0 = 0; b0 < kBlocks; b0 += 2) {
       // The stores of the previous pair have read both buffers.
@@ -122,17 +182,10 @@ struct TmaStoreEpilogue {
       for (int b = b0; b < b0 + 2 && b < kBlocks; ++b) {
         const int i = b / kBlocksN, cb = b % kBlocksN;
         const unsigned buf = staging + (b - b0) * kBlockBytes;
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          const int j = cb * 8 + 2 * jj;
-          unsigned r[4];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const float* a = &acc[i][4 * (j + (q >> 1)) + 2 * (q & 1)];
-            r[q] = Pack2<D>(a[0], a[1]);
-          }
-          const int chunk = 2 * jj + (mat >> 1);
-          StMatrixX4(buf + st_row * 128 + ((chunk ^ (st_row & 7)) << 4), r[0], r[1], r[2], r[3]);
+        if constexpr (kHalfD) {
+          WriteHalfBlock(acc[i], cb, buf, st_row, mat);
+        } else {
+          WriteFp32Block(acc[i], cb, buf, warp, lane);
         }
       }
       FenceProxyAsyncShared();
@@ -140,7 +193,7 @@ struct TmaStoreEpilogue {
       if (thread == 0) {
 #pragma unroll
         for (int b = b0; b < b0 + 2 && b < kBlocks; ++b) {
-          TmaStore3d(map_d, staging + (b - b0) * kBlockBytes, n0 + (b % kBlocksN) * 64,
+          TmaStore3d(map_d, staging + (b - b0) * kBlockBytes, n0 + (b % kBlocksN) * kBlockCols,
                      m0 + (b / kBlocksN) * 64, batch_coord);
         }
         BulkCommit();

@@ -4,7 +4,8 @@
 // by setmaxnreg (sharing each tile, or ping-pong on alternate tiles),
 // persistent CTAs over a grouped tile schedule, optional
 // clusters of kClusterM CTAs along M sharing the B tile by TMA multicast, and
-// the fused epilogue stored from registers.
+// the fused epilogue stored by TMA through shared memory (epilogue_tma.cuh) or
+// from registers (epilogue.cuh).
 //
 // Spec (kernels_src/common/args.cuh) fields used beyond the common ones:
 //   kBlockM x kBlockN       tile; kBlockM = 64 * kConsumers * (1 or 2), kBlockN 64..256
@@ -13,7 +14,8 @@
 //   kClusterM               CTAs per cluster along M (1 or 2)
 //   kGroupM                 unit rows per raster group (L2 reuse)
 //   kTmaStore               D leaves through shared memory and TMA stores
-//                           (16-bit row-major D, 16-byte-aligned rows, N % 8 == 0)
+//                           (16-bit or fp32 row-major D, 16-byte-aligned rows,
+//                           N a multiple of 16 bytes)
 //   kSplitK                 work items per tile along K, reduced through the
 //                           workspace (split_k.cuh)
 //   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
@@ -56,21 +58,30 @@ template <class S>
 struct Sm90Smem {
   using ML = Mainloop<S>;
   using Bias = BiasPrefetch<S, ML::kMI, ML::kOutBN>;
-  static constexpr int kStagingBytes = S::kTmaStore ? S::kConsumers * 2 * 64 * 64 * 2 : 0;
+  static constexpr int kStagingBytes = S::kTmaStore ? S::kConsumers * 2 * 64 * 128 : 0;
   static constexpr int kBiasBytes = S::kConsumers * Bias::kSmemBytes;
   // Alignment slack, the ring, the staging blocks, the column biases, the
   // barriers, the split-K flags.
-  static constexpr int kBytes = 1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes +
-                                2 * ML::kStages * 8 + 16;
+  static constexpr int kBytes =
+      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes + 2 * ML::kStages * 8 + 16;
 };
 
 // The store of one consumer warpgroup's tile: through shared memory and TMA
-// where the spec allows it, else from registers.
+// where the spec allows it, else from registers. fp32 D stores the
+// warpgroup's last tile from registers too: nothing overlaps that store, and
+// the TMA path's four rounds of staging (32 columns a block) cost more than
+// stores straight from registers (H100, docs/kernels.md).
 template <class S, int kMI, int kBN>
 __device__ __forceinline__ void Store(const GemmArgs& args, float (&acc)[kMI][kBN / 2], int batch,
                                       int m0, int n0, int thread, const TensorMap* map_d,
                                       unsigned staging, const BiasPrefetch<S, kMI, kBN>& bias,
-                                      unsigned bias_smem, int consumer) {
+                                      unsigned bias_smem, int consumer, bool last) {
+  if constexpr (S::kTmaStore && sizeof(typename S::ElementD) == 4) {
+    if (last) {
+      Epilogue<S, kMI, kBN>::Store(args, acc, batch, m0, n0, thread);
+      return;
+    }
+  }
   if constexpr (S::kTmaStore) {
     using Epi = TmaStoreEpilogue<S, kMI, kBN>;
     Epi::Store(args, acc, batch, Mainloop<S>::template BatchCoord<S::kStrideD>(batch), m0, n0,
@@ -230,14 +241,15 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           continue;
         }
       }
+      const bool last = item + step >= kItems;
       if constexpr (ML::kGated) {
         float out[ML::kMI][ML::kOutBN / 2];
         GatedEpilogue<S, ML::kMI, ML::kBN>::Apply(args, acc, out, t.batch, n0, thread);
         Store<S, ML::kMI, ML::kOutBN>(args, out, t.batch, m0, n0, thread, &maps.d, staging, bias,
-                                      bias_smem, consumer);
+                                      bias_smem, consumer, last);
       } else {
         Store<S, ML::kMI, ML::kBN>(args, acc, t.batch, m0, n0, thread, &maps.d, staging, bias,
-                                   bias_smem, consumer);
+                                   bias_smem, consumer, last);
       }
     }
     // Bulk stores must finish reading shared memory before the CTA exits; their

@@ -263,8 +263,9 @@ TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
   }
 }
 
-// Wide tiles (more than two 64 x 64 output blocks per warpgroup, so a
-// warpgroup's stores wait for its staging blocks) over several tiles per CTA:
+// Wide tiles (more than two staging blocks per warpgroup, so a warpgroup's
+// stores wait for its staging blocks) over several tiles per CTA, 16-bit and
+// fp32 D:
 // every ring depth, with and without clusters, tiles of one k slice and of
 // more than the ring holds, and warpgroups whose rows lie past M.
 TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
@@ -286,6 +287,8 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
           p.k = k;
           p.batch_count = batch;
           p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
+          // fp32 D: staged TMA stores but for each warpgroup's last tile.
+          if (index % 4 == 0) p.c.type = p.d.type = DataType::kF32;
           p.b.layout = Layout::kColMajor;
           p.epilogue.beta = index % 3 == 0 ? 0.5f : 0.f;  // C read: the positioned path
           p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;

@@ -188,15 +188,32 @@ TEST(Sm90FamilyTest, SpecSaysHowDIsStored) {
   GemmProblem p = Linear(512, 512, 512);
   const KernelConfig c = Sm90Config(128, 128, 2, 4, 1);
   EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = true"));
-  EXPECT_TRUE(Sm90TmaStore(p));
-  p.d.type = DataType::kF32;
-  EXPECT_FALSE(Sm90TmaStore(p));
-  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = false"));
-  p.d.type = DataType::kBF16;
+  EXPECT_TRUE(Sm90TmaStore(p, c));
   p.d.ld = 513;
-  EXPECT_FALSE(Sm90TmaStore(p));
+  EXPECT_FALSE(Sm90TmaStore(p, c));
   EXPECT_THAT(Sm90().ExtraSpecFields(p, Sm90Config(128, 256, 2, 4, 2)),
               HasSubstr("kConsumers = 2, kClusterM = 2"));
+}
+
+TEST(Sm90FamilyTest, Fp32DIsStagedOnlyWithMoreTilesThanSms) {
+  // 16 tiles of 128 x 128: one a CTA, stored from registers.
+  GemmProblem p = Linear(512, 512, 512);
+  p.d.type = p.c.type = DataType::kF32;
+  const KernelConfig c = Sm90Config(128, 128, 2, 4, 1);
+  EXPECT_FALSE(Sm90TmaStore(p, c));
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = false"));
+  // 256 tiles: staged, while rows start and end on 16 bytes (N a multiple of 4).
+  p.m = 2048;
+  p.n = p.d.ld = 2048;
+  EXPECT_TRUE(Sm90TmaStore(p, c));
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kTmaStore = true"));
+  p.n = p.d.ld = 2046;
+  EXPECT_FALSE(Sm90TmaStore(p, c));
+  p.n = 2044;
+  p.d.ld = 2048;
+  EXPECT_TRUE(Sm90TmaStore(p, c));
+  p.d.ld = 2046;
+  EXPECT_FALSE(Sm90TmaStore(p, c));
 }
 
 TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
@@ -316,13 +333,20 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
           GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
           p.b.layout = b_layout;
           p.d.type = p.c.type = d_type;
+          // fp32 D rows 8 bytes past 16-byte alignment: the register epilogue.
+          if (d_type == DataType::kF32 && b_layout == Layout::kColMajor && gate == Gate::kNone) {
+            p.d.ld = p.n + 2;
+          }
+          // fp32 D over more tiles than SMs: staged TMA stores (and registers
+          // for the last tile).
+          if (d_type == DataType::kF32 && b_layout == Layout::kRowMajor && m == 2048) p.m = 4096;
           p.epilogue.bias = BiasMode::kPerColumn;
           p.epilogue.activation = Activation::kSilu;
           p.epilogue.gate = gate;
-          // C read by the TMA-store epilogue (c_read.cuh) with K-major B. The
-          // fp32-D register epilogue with C, bias and SiLU spills (down from
-          // 288-600 bytes to 0-264 with c_read.cuh; docs/kernels.md).
-          if (gate == Gate::kNone && b_layout == Layout::kColMajor && d_type == DataType::kBF16) {
+          // C read by the TMA-store epilogue (bf16 D) and the register
+          // epilogue (fp32 D) with K-major B; no C with N-major B, where fp32
+          // D takes the TMA-store epilogue.
+          if (gate == Gate::kNone && b_layout == Layout::kColMajor) {
             p.epilogue.beta = 1.0f;
           }
           p = Canonicalize(p);
