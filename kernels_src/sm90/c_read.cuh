@@ -1,11 +1,13 @@
 // How the sm90 epilogues read C (beta != 0) and the bias where it is not
-// prefetched (the register epilogue, and fp32 D): with loads that need no predicate, so that they
-// can all issue before the first is used. Where a warpgroup's tile lies inside the matrix (Inside)
-// nothing is clamped and the loads of a row share one address with constant offsets. At the edges
-// the TMA-store epilogue clamps each position into the matrix: every load stays in bounds, and the
-// value read for a position outside the matrix is computed but clipped by the TMA store. (The
-// register epilogue's edge tiles keep a bounds test per value instead:
-// clamped loads there made ptxas spill.)
+// prefetched (the register epilogue, and fp32 D): with loads that need no
+// predicate, so that they can all issue before the first is used. Where a
+// warpgroup's tile lies inside the matrix (Inside) nothing is clamped and the
+// loads of a row share one address with constant offsets. At the edges the
+// TMA-store epilogue clamps each position into the matrix: every load stays
+// in bounds, and the value read for a position outside the matrix is
+// computed but clipped by the TMA store. (The register epilogue's edge tiles
+// keep a bounds test per value instead: clamped loads there made ptxas
+// spill.)
 //
 // Why: with a bounds predicate per load, ptxas kept about four loads in
 // flight (seven predicate registers), so a 64 x 256 warpgroup tile's 128 C

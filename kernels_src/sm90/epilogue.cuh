@@ -83,8 +83,7 @@ struct Epilogue {
               a += bias[h][e];
             }
           }
-          // Loads in flight for 64 columns at a time, or ptxas spills (C is
-          // in L2 by now: c_prefetch.cuh).
+          // Loads in flight for 64 columns at a time, or ptxas spills.
           if ((S::kHasC || S::kBias != 0) && j % 8 == 7) __syncwarp();
         }
       }
