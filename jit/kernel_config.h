@@ -47,6 +47,9 @@ struct KernelConfig {
   // sm90: the warps_m = 2 consumer warpgroups take alternate tiles of
   // block_m x block_n each (ping-pong) instead of sharing every tile.
   bool ping_pong = false;
+  // sm90 with split_k > 1: only the last split_units units (tiles, or
+  // clusters of tiles) are split, those of a last, partial wave; 0: all.
+  int split_units = 0;
 
   // Canonical text: part of the cache key, so every field must appear.
   std::string ToString() const;

@@ -89,6 +89,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   if (config.cluster_k) absl::StrAppend(&out.kernel_name, "_ck");
   if (config.cluster_m > 1) absl::StrAppend(&out.kernel_name, "_cm", config.cluster_m);
   if (config.ping_pong) absl::StrAppend(&out.kernel_name, "_pp");
+  if (config.split_units > 0) absl::StrAppend(&out.kernel_name, "_su", config.split_units);
   // kM = 0 in the spec: one kernel serves every M up to block_m.
   if (config.runtime_m) absl::StrAppend(&out.kernel_name, "_rtm");
 

@@ -5,13 +5,15 @@
 // Config fields: block_m x block_n tile, block_k 64, warps_m = consumer
 // warpgroups (1 or 2), stages = shared-memory ring depth, cluster_m = CTAs per
 // cluster along M, split_k = work items per tile along K, ping_pong = the two
-// consumer warpgroups take alternate whole tiles (no split-K). What TMA
+// consumer warpgroups take alternate whole tiles (no split-K), split_units =
+// only the last units are split (those of a last, partial wave). What TMA
 // cannot address (rows of A or B not 16-byte aligned) is refused and left to
 // the other families.
 #include "jit/families/sm90.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,12 @@ int64_t Units(const GemmProblem& p, const KernelConfig& c) {
          p.batch_count;
 }
 
+// Units whose k loop is split (the last ones), or all of them.
+int64_t SplitUnits(const GemmProblem& p, const KernelConfig& c) {
+  if (c.split_k == 1) return Units(p, c);
+  return c.split_units > 0 ? c.split_units : Units(p, c);
+}
+
 // Relative wgmma throughput of a tile shape: wider tiles read less shared
 // memory per multiply-add (H100: 4096^3 and 8192^3 for the widest, the
 // exhaustive S2 timings of bench/results/2026-11-26-h100-s2-exhaustive.log
@@ -89,16 +97,21 @@ double TileRate(const KernelConfig& c) {
 // long k loop repays: at 1024^3 single CTAs ran 1.3-1.6 us faster.
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t ctas = std::max<int64_t>(1, t.multiprocessors / c.cluster_m);
-  const int64_t waves = CeilDiv(Units(p, c) * c.split_k, ctas);
-  const double k = static_cast<double>(CeilDiv(CeilDiv(p.k, kBlockK), c.split_k) * kBlockK);
-  const double tile_flops = 2.0 * c.block_m * c.block_n * k;
+  const int64_t split_units = SplitUnits(p, c);
+  // Waves of whole units, then waves of split ones.
+  const int64_t whole_waves = c.split_k > 1 ? CeilDiv(Units(p, c) - split_units, ctas) : 0;
+  const int64_t split_waves = CeilDiv(split_units * c.split_k, ctas);
+  const double k_tiles = static_cast<double>(CeilDiv(p.k, kBlockK));
+  const double split_k_tiles = static_cast<double>(CeilDiv(CeilDiv(p.k, kBlockK), c.split_k));
+  const double slice_us = 2.0 * c.block_m * c.block_n * kBlockK / (5.6e6 * TileRate(c));
   double us = 2.5 + (c.cluster_m > 1 ? 1.5 : 0.0) +
-              static_cast<double>(waves) * tile_flops / (5.6e6 * TileRate(c)) +
+              static_cast<double>(whole_waves) * k_tiles * slice_us +
+              static_cast<double>(split_waves) * split_k_tiles * slice_us +
               0.2 * CeilDiv(p.k, kBlockK) / c.split_k / std::max(1, c.stages);
   if (c.split_k > 1) {
     // Partial tiles written and read back through L2, then the last split's epilogue.
     const double bytes =
-        static_cast<double>(Units(p, c)) * c.cluster_m * c.split_k * c.block_m * c.block_n * 4 * 2;
+        static_cast<double>(split_units) * c.cluster_m * c.split_k * c.block_m * c.block_n * 4 * 2;
     us += 1.5 + bytes / 3.0e6;
   }
   return us;
@@ -134,6 +147,12 @@ class Sm90Family final : public KernelFamily {
           absl::StrCat("sm90 split_k ", c.split_k,
                        " must be 1..16 and leave every split a k-tile (", k_tiles, " k-tiles)"));
     }
+    if (c.split_units < 0 ||
+        (c.split_units > 0 && (c.split_k < 2 || c.split_units > Units(p, c)))) {
+      return absl::InvalidArgumentError(absl::StrCat("sm90 split_units ", c.split_units,
+                                                     " must be 0 or 1..", Units(p, c),
+                                                     " units with split_k > 1"));
+    }
     if (!RowsAligned16(p.a, p.m, p.k, p.batch_count) ||
         !RowsAligned16(p.b, p.k, BColumns(p), p.batch_count)) {
       return absl::UnimplementedError(
@@ -159,11 +178,22 @@ class Sm90Family final : public KernelFamily {
       return absl::InvalidArgumentError(
           absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
     }
-    // Split-K of tiles with 128 accumulators a thread was never measured to
-    // pay for its reduction (docs/kernels.md), so it is not offered.
+    // Splitting every tile of 128 accumulators a thread was never measured to
+    // pay for its reduction (docs/kernels.md), so only a last wave's are split,
+    // and only warpgroup tiles of 64 x 256: with two m64 blocks (256 x 128)
+    // the reduction and the epilogue together spilled.
     if (c.split_k > 1 && c.block_m / per_tile / 64 * c.block_n / 2 > 64) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(), ": split-K takes tiles of at most 64 accumulators a thread"));
+      if (c.split_units == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sm90 tile ", c.ToString(),
+            ": split-K of every tile takes tiles of at most 64 accumulators a thread"));
+      }
+      if (c.block_m / per_tile != 64) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sm90 tile ", c.ToString(),
+                         ": a split tile of 128 accumulators a thread must be 64 x 256 a "
+                         "warpgroup"));
+      }
     }
     if (c.cluster_m != 1 && c.cluster_m != 2) {
       return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
@@ -212,10 +242,9 @@ class Sm90Family final : public KernelFamily {
     s.pdl = c.pdl;
     s.tensor_maps = true;
     if (c.split_k > 1) {
-      // Tickets per (tile, consumer), padded to 256 bytes, then split_k fp32
-      // partial tiles per (tile, consumer) (kernels_src/sm90/split_k.cuh).
-      const int64_t slots =
-          CeilDiv(p.m, c.block_m) * CeilDiv(p.n, OutColumns(p, c)) * p.batch_count * c.warps_m;
+      // Tickets per (split unit, cluster rank, consumer), padded to 256
+      // bytes, then split_k fp32 partial tiles each (kernels_src/sm90/split_k.cuh).
+      const int64_t slots = SplitUnits(p, c) * c.cluster_m * c.warps_m;
       s.workspace_bytes =
           static_cast<size_t>(CeilDiv(slots * 4, 256) * 256 +
                               slots * c.split_k * (c.block_m / c.warps_m) * c.block_n * 4);
@@ -273,8 +302,44 @@ class Sm90Family final : public KernelFamily {
         if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;
         if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
       }
+      // Where whole waves leave a last one less than half full, its units
+      // alone are split so that it fills the SMs too (2304 x 2304 x 8192 in
+      // 128 x 256 tiles: a wave and 30 tiles, 185 -> 121 us on the H100).
+      // Only the cheapest split of each tile, so that the fast list keeps
+      // other tiles.
+      const int64_t units = Units(p, c), rest = units % ctas;
+      if (units > ctas && rest > 0 && 2 * rest <= ctas) {
+        std::pair<double, KernelConfig> best{0.0, c};
+        for (int split : {2, 3, 4}) {
+          KernelConfig sc = c;
+          sc.split_k = split;
+          sc.split_units = static_cast<int>(rest);
+          if (rest * split > ctas || CeilDiv(p.k, kBlockK) < 4 * split) break;
+          const double cost = Cost(p, sc, target);
+          if (Supports(p, sc, target).ok() && (best.second.split_k == 1 || cost < best.first)) {
+            best = {cost, sc};
+          }
+        }
+        if (best.second.split_k > 1) ranked.push_back(best);
+      }
+    }
+    // The fast list keeps the cheapest unsplit tile: the model tells a last
+    // wave's split from whole tiles only within a few percent (384 x 4608 x
+    // 3072 x 4: 75.0 us split, 74.2 whole, four splits ranked first).
+    std::optional<KernelConfig> whole;
+    if (policy == TuningPolicy::kFast) {
+      std::vector<std::pair<double, KernelConfig>> unsplit;
+      for (const auto& [cost, c] : ranked) {
+        if (c.split_k == 1) unsplit.emplace_back(cost, c);
+      }
+      if (!unsplit.empty()) whole = RankByCost(std::move(unsplit), TuningPolicy::kHeuristic, 1)[0];
     }
     std::vector<KernelConfig> out = RankByCost(std::move(ranked), policy, 4);
+    const bool last_wave_splits = std::any_of(
+        out.begin(), out.end(), [](const KernelConfig& c) { return c.split_units > 0; });
+    const bool has_whole =
+        std::any_of(out.begin(), out.end(), [](const KernelConfig& c) { return c.split_k == 1; });
+    if (whole && last_wave_splits && !has_whole) out.back() = *whole;
     if (policy == TuningPolicy::kExhaustive) {
       for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
     }
@@ -287,7 +352,10 @@ class Sm90Family final : public KernelFamily {
         ", kGroupM = ", kGroupM,
         ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p, c) ? "true" : "false", ";\n",
         Gated(p) ? "  static constexpr int kGate = 1;\n" : "",
-        c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "");
+        c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "",
+        c.split_units > 0
+            ? absl::StrCat("  static constexpr int kSplitUnits = ", c.split_units, ";\n")
+            : "");
   }
 
  private:

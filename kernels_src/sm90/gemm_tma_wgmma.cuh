@@ -18,6 +18,8 @@
 //                           N a multiple of 16 bytes)
 //   kSplitK                 work items per tile along K, reduced through the
 //                           workspace (split_k.cuh)
+//   kSplitUnits (optional)  only the last kSplitUnits units are split
+//                           (tile_scheduler.cuh); default all
 //   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
 //                           (gate.cuh); a tile then covers kBlockN / 2 columns of D
 //   kPingPong (optional)    true: two consumer warpgroups take alternate tiles,
@@ -111,9 +113,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int kTilesM = (S::kM + ML::kBM - 1) / ML::kBM;
   constexpr int kTilesN = (S::kN + ML::kOutBN - 1) / ML::kOutBN;
   using Sched = TileScheduler<kTilesM, kTilesN, S::kBatch, S::kClusterM, S::kGroupM>;
-  constexpr int kItems = Sched::kUnits * S::kSplitK;
-  // Every split owns at least one k slice (the host checks).
-  constexpr int kPerSplit = (kKTiles + S::kSplitK - 1) / S::kSplitK;
+  constexpr int kSplitUnits = SplitUnitsOf<S, Sched::kUnits>::value;
+  using Works = WorkList<Sched::kUnits, S::kSplitK, kSplitUnits, kKTiles>;
+  constexpr int kItems = Works::kItems;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned smem = (SmemAddr(smem_raw) + 1023u) & ~1023u;
@@ -152,10 +154,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if (threadIdx.x == 0) {
       int it = 0;
       for (int item = cluster; item < kItems; item += clusters) {
-        const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
-        const int k_begin = (item % S::kSplitK) * kPerSplit;
-        const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
-        for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+        const Work w = Works::At(item);
+        const typename Sched::Tile t = Sched::Get(w.unit, rank);
+        for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
           const int s = it % kStages;
           MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
           MbarArriveExpectTx(full(s), ML::kStageBytes);
@@ -176,10 +177,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int first = kPingPong ? cluster + consumer * clusters : cluster;
     const int step = kPingPong ? 2 * clusters : clusters;
     for (int item = first; item < kItems; item += step) {
-      const typename Sched::Tile t = Sched::Get(item / S::kSplitK, rank);
-      const int split = item % S::kSplitK;
-      const int k_begin = split * kPerSplit;
-      const int k_end = k_begin + kPerSplit < kKTiles ? k_begin + kPerSplit : kKTiles;
+      const Work w = Works::At(item);
+      // The k loop counts its slices and finds the previous stage from the
+      // ring position: fewer live registers than bounds and a stage kept (a
+      // split tile of 128 accumulators a thread spilled with them).
+      const int slices = w.k_end - w.k_begin;
+      const typename Sched::Tile t = Sched::Get(w.unit, rank);
       // Ping-pong mainloops take turns. Besides giving each one the tensor
       // cores alone, this keeps a warpgroup from waiting on a stage more than
       // one phase ahead of its barrier, which the phase parity could not tell
@@ -193,16 +196,16 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         it = position * kKTiles;
         if (position > 0) WaitTurn(consumer);
       }
-      int prev = -1;
-      for (int kt = k_begin; kt < k_end; ++kt, ++it) {
+      for (int i = 0; i < slices; ++i, ++it) {
         const int s = it % kStages;
         MbarWait(full(s), (it / kStages) & 1);
         WgmmaFence();
-        ML::Mma(acc, smem + s * ML::kStageBytes, kPingPong ? 0 : consumer, kt == k_begin);
+        ML::Mma(acc, smem + s * ML::kStageBytes, kPingPong ? 0 : consumer, i == 0);
         WgmmaCommit();
         // The previous stage's wgmmas are done once at most this one is in flight.
         WgmmaWait<1>();
-        if (prev >= 0 && thread == 0) {
+        if (i > 0 && thread == 0) {
+          const int prev = (it - 1) % kStages;
           for (int r = 0; r < S::kClusterM; ++r) {
             if (S::kClusterM == 1) {
               MbarArrive(empty(prev));
@@ -211,7 +214,6 @@ __global__ void __launch_bounds__(S::kThreads, 1)
             }
           }
         }
-        prev = s;
       }
       if (kPingPong && item + clusters < kItems) PassTurn(consumer);
       WgmmaWait<0>();
@@ -221,6 +223,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         for (int j = 0; j < ML::kBN / 2; ++j) FenceRegister(acc[i][j]);
       }
       if (thread == 0) {
+        const int prev = (it - 1) % kStages;
         for (int r = 0; r < S::kClusterM; ++r) {
           if (S::kClusterM == 1) {
             MbarArrive(empty(prev));
@@ -232,12 +235,15 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if (item + clusters >= kItems && S::kPdl) LaunchDependents();
       if (m0 >= S::kM) continue;
       if constexpr (S::kSplitK > 1) {
-        const long long tiles = static_cast<long long>(S::kBatch) * kTilesM * kTilesN;
-        const long long tile =
-            (static_cast<long long>(t.batch) * kTilesM + t.tile_m) * kTilesN + t.tile_n;
-        if (!SplitK<S, ML::kMI, ML::kBN>::Reduce(args, acc, tile * S::kConsumers + consumer,
-                                                 tiles * S::kConsumers, split, thread,
-                                                 flags + consumer, 1 + consumer)) {
+        // Partial sums are kept per (split unit, cluster rank, consumer).
+        constexpr long long kSlots =
+            static_cast<long long>(kSplitUnits) * S::kClusterM * S::kConsumers;
+        if (w.split_unit >= 0 &&
+            !SplitK<S, ML::kMI, ML::kBN>::Reduce(
+                args, acc,
+                (static_cast<long long>(w.split_unit) * S::kClusterM + rank) * S::kConsumers +
+                    consumer,
+                kSlots, w.split, thread, flags + consumer, 1 + consumer)) {
           continue;
         }
       }

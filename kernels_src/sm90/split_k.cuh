@@ -1,14 +1,15 @@
-// Split-K of the sm90 family, for problems whose tiles leave SMs idle: the
-// kSplitK work items of a tile each run a slice of the k loop; every consumer
+// Split-K of the sm90 family, for problems whose tiles leave SMs idle (all
+// of them, or those of a last, partial wave): the kSplitK work items of a
+// split tile each run a slice of the k loop; every consumer
 // warpgroup writes its partial accumulators to its own workspace slot and
 // takes a ticket; the last one to arrive sums all slots in split order (so the
 // result does not depend on which arrives last), resets the ticket for the
 // next launch and runs the epilogue.
 //
-// Workspace (zeroed by the plan): one u32 ticket per (tile, consumer),
-// padded to 256 bytes, then kSplitK slots per (tile, consumer) of kRegs
-// floats per thread, stored [reg / 4][thread] as float4 so that a warp's
-// accesses are contiguous.
+// Workspace (zeroed by the plan): one u32 ticket per (split unit, cluster
+// rank, consumer), padded to 256 bytes, then kSplitK slots per (split unit,
+// rank, consumer) of kRegs floats per thread, stored [reg / 4][thread] as
+// float4 so that a warp's accesses are contiguous.
 #pragma once
 
 #include "jitgemm/common/args.cuh"
@@ -44,9 +45,9 @@ struct SplitK {
                                                 int thread, unsigned* flag, int bar) {
     unsigned* tickets = static_cast<unsigned*>(args.workspace);
     const long long ticket_bytes = (slots * 4 + 255) / 256 * 256;
-    float* base = reinterpret_cast<float*>(static_cast<unsigned char*>(args.workspace) +
-                                           ticket_bytes) +
-                  slot * S::kSplitK * kSlotFloats;
+    float* base =
+        reinterpret_cast<float*>(static_cast<unsigned char*>(args.workspace) + ticket_bytes) +
+        slot * S::kSplitK * kSlotFloats;
     float* mine = base + static_cast<long long>(split) * kSlotFloats;
 #pragma unroll
     for (int r = 0; r < kRegs; r += 4) {
@@ -69,17 +70,25 @@ struct SplitK {
     NamedBarrierSync(bar, 128);  // the flag is read before the next tile writes it
     if (!last) return false;
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    // Splits outside, registers inside: the sum keeps split order and only
+    // the accumulators stay live (tiles of 128 accumulators a thread spilled
+    // with a running sum per group of four).
 #pragma unroll
-    for (int r = 0; r < kRegs; r += 4) {
-      float sum[4] = {0.f, 0.f, 0.f, 0.f};
-      for (int s = 0; s < S::kSplitK; ++s) {
+    for (int r = 0; r < kRegs; ++r) acc[r / (kBN / 2)][r % (kBN / 2)] = 0.f;
+#pragma unroll 1
+    for (int s = 0; s < S::kSplitK; ++s) {
+      const float* part = base + static_cast<long long>(s) * kSlotFloats + thread * 4;
+#pragma unroll
+      for (int r = 0; r < kRegs; r += 4) {
         float v[4];
-        Load4(base + static_cast<long long>(s) * kSlotFloats + (r / 4 * 128 + thread) * 4, v);
+        Load4(part + r / 4 * 128 * 4, v);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) sum[e] += v[e];
+        for (int e = 0; e < 4; ++e) acc[(r + e) / (kBN / 2)][(r + e) % (kBN / 2)] += v[e];
+        // At most 32 loaded values in flight beside the accumulators (ptxas
+        // keeps loads on their side of a warp barrier; with all of a split's
+        // loads in flight, tiles of 128 accumulators a thread spilled).
+        if (r % 32 == 28) __syncwarp();
       }
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[(r + e) / (kBN / 2)][(r + e) % (kBN / 2)] = sum[e];
     }
     if (thread == 0) tickets[slot] = 0u;
     return true;

@@ -5,6 +5,14 @@
 // groups of kGroupM unit rows (or all of them, when fewer) walked down M
 // first, so that the units in flight at one time share their A and B tiles in
 // L2.
+//
+// WorkList numbers the work items: whole units, then, with split-K, the last
+// kSplitUnits units each cut into kSplitK k ranges (all units for plain
+// split-K; only the last, partial wave's where the units overfill whole
+// waves, so that the last wave keeps every SM busy too). Items go to the
+// clusters in turn, so the items of one wave run side by side at the same k
+// and keep sharing their A and B tiles in L2 (stream-K, whose CTAs start
+// their shares at different k, lost that: docs/kernels.md).
 #pragma once
 
 namespace jitgemm {
@@ -63,6 +71,56 @@ struct TileScheduler {
     t.tile_m = um * kClusterM + rank;
     t.tile_n = un;
     return t;
+  }
+};
+
+// How many units, counted from the last, a split-K spec splits: all unless
+// the spec declares `static constexpr int kSplitUnits = ...;`.
+template <class S, int kUnits, class = void>
+struct SplitUnitsOf {
+  static constexpr int value = kUnits;
+};
+template <class S, int kUnits>
+struct SplitUnitsOf<S, kUnits, decltype(void(S::kSplitUnits))> {
+  static constexpr int value = S::kSplitUnits;
+};
+
+struct Work {
+  int item;        // position in the schedule (ping-pong: its parity picks the warpgroup)
+  int unit;        // for TileScheduler::Get
+  int split;       // k range of a split unit, 0 for a whole one
+  int split_unit;  // index of a split unit among them, -1 for a whole one
+  int k_begin;     // k slices of the unit this item covers
+  int k_end;
+};
+
+template <int kUnits, int kSplitK, int kSplitUnits, int kKTiles>
+struct WorkList {
+  static constexpr int kWhole = kSplitK > 1 ? kUnits - kSplitUnits : kUnits;
+  static constexpr int kItems = kWhole + (kUnits - kWhole) * kSplitK;
+  // Every split owns at least one k slice (the host checks).
+  static constexpr int kPerSplit = (kKTiles + kSplitK - 1) / kSplitK;
+  static_assert(kWhole >= 0 && kWhole <= kUnits, "kSplitUnits: 0..units");
+
+  // Item `item` (0 <= item < kItems) of the schedule.
+  __device__ __forceinline__ static Work At(int item) {
+    Work w;
+    w.item = item;
+    if (kSplitK == 1 || (kWhole > 0 && item < kWhole)) {
+      w.unit = item;
+      w.split = 0;
+      w.split_unit = -1;
+      w.k_begin = 0;
+      w.k_end = kKTiles;
+      return w;
+    }
+    const int j = item - kWhole;
+    w.split_unit = j / kSplitK;
+    w.unit = kWhole + w.split_unit;
+    w.split = j - w.split_unit * kSplitK;
+    w.k_begin = w.split * kPerSplit;
+    w.k_end = w.k_begin + kPerSplit < kKTiles ? w.k_begin + kPerSplit : kKTiles;
+    return w;
   }
 };
 

@@ -2,8 +2,8 @@
 // config it can propose, every epilogue, both layouts of each operand,
 // batched (strided, broadcast) and seed 001's grouped layout, shapes off the
 // tile and K not a multiple of 64; and gated problems ([gate | up] halves of
-// B, every activation, odd N) in a test of their own. D is poisoned with NaN first and its
-// row padding must stay untouched.
+// B, every activation, odd N) in a test of their own; split-K of a last wave
+// only. D is poisoned with NaN first and its row padding must stay untouched.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -261,6 +261,66 @@ TEST_F(Sm90FamilyGpuTest, PingPongOverManyTilesPerCtaMatchesFloat64Reference) {
       EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
     }
   }
+}
+
+// Split-K of only the last units (a last, partial wave), tiles of up to 128
+// accumulators a thread, with and without clusters, 16-bit and fp32 D, gated
+// too: every kernel runs twice, so its tickets must be back at zero after a
+// launch.
+TEST_F(Sm90FamilyGpuTest, LastWaveSplitsMatchFloat64ReferenceTwiceInARow) {
+  std::mt19937_64 rng(20261128);
+  int ran = 0, index = 0;
+  // {m, n, k, batch}: 9, 4 and 16 k slices.
+  for (const auto& [m, n, k, batch] :
+       {std::tuple{300, 520, 520, 16}, std::tuple{1000, 1000, 200, 3},
+        std::tuple{130, 520, 1000, 24}}) {
+    for (const auto& [bm, bn, consumers, cluster] :
+         {std::tuple{128, 256, 2, 1}, std::tuple{128, 256, 2, 2}, std::tuple{128, 128, 2, 2},
+          std::tuple{128, 128, 2, 1}, std::tuple{64, 256, 1, 1}, std::tuple{128, 192, 2, 2}}) {
+      ++index;
+      GemmProblem p;
+      p.m = m;
+      p.n = n;
+      p.k = k;
+      p.batch_count = batch;
+      p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
+      if (index % 4 == 0) p.c.type = p.d.type = DataType::kF32;
+      // An N-major B tile of 128 x 192 splits into 3 blocks, not over 2 CTAs.
+      p.b.layout =
+          index % 3 == 0 && !(bn == 192 && cluster == 2) ? Layout::kRowMajor : Layout::kColMajor;
+      p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+      p.epilogue.activation = index % 2 ? Activation::kGeluTanh : Activation::kSilu;
+      p.epilogue.beta = index % 2 ? 0.5f : 0.f;
+      p.a.batch_stride = p.m * p.k;
+      p.b.batch_stride = p.k * p.n;
+      p.c.batch_stride = p.d.batch_stride = p.m * p.n;
+      p = Canonicalize(p);
+      ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+      jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, 4, cluster);
+      const int64_t units = (m + bm * cluster - 1) / (bm * cluster) * ((n + bn - 1) / bn) * batch;
+      c.split_units = static_cast<int>(units % 132 != 0 ? units % 132 : 7);
+      c.pdl = index % 2 == 0;
+      // The first of 2, 3 or 4 splits (starting at one the index picks) that
+      // leaves every split a k slice.
+      absl::Status supported = absl::UnknownError("no split");
+      for (int j = 0; j < 3 && !supported.ok(); ++j) {
+        c.split_k = 2 + (index + j) % 3;
+        supported = jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target);
+      }
+      ASSERT_TRUE(supported.ok()) << c.ToString() << ": " << supported;
+      Options options;
+      bool compiled = false;
+      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
+      for (int run = 0; run < 2; ++run) {
+        EXPECT_EQ(RunOne(p, **backend, rng), "")
+            << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
+      }
+      ++ran;
+    }
+  }
+  std::printf("last-wave splits: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 18);
 }
 
 // Wide tiles (more than two staging blocks per warpgroup, so a warpgroup's

@@ -19,6 +19,7 @@
 namespace jitgemm::jit {
 namespace {
 
+using ::jitgemm::support::IsOk;
 using ::jitgemm::support::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -164,11 +165,79 @@ TEST(Sm90FamilyTest, SplitsKWhereTilesLeaveSmsIdle) {
   // 16 k-tiles cannot feed 12 splits.
   c.split_k = 12;
   EXPECT_FALSE(Sm90().Supports(p, c, OfflineTarget(90)).ok());
-  // Large problems fill the SMs without it.
+  // Large problems fill the SMs without splitting every tile.
   for (const KernelConfig& big :
        Sm90().Candidates(Linear(8192, 8192, 8192), OfflineTarget(90), TuningPolicy::kExhaustive)) {
-    EXPECT_EQ(big.split_k, 1) << big.ToString();
+    EXPECT_TRUE(big.split_k == 1 || big.split_units > 0) << big.ToString();
   }
+}
+
+TEST(Sm90FamilyTest, SplitsOnlyALastWaveLessThanHalfFull) {
+  const TargetInfo target = OfflineTarget(90);
+  // 3000 x 3000 in 128 x 256 tiles: 288 = 2 x 132 + 24.
+  const GemmProblem p = Linear(3000, 3000, 3072);
+  bool proposed = false;
+  for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+    if (c.split_units == 0) continue;
+    const int64_t units = (3000 + c.block_m * c.cluster_m - 1) / (c.block_m * c.cluster_m) *
+                          ((3000 + c.block_n - 1) / c.block_n);
+    const int64_t ctas = 132 / c.cluster_m;
+    EXPECT_GT(c.split_k, 1) << c.ToString();
+    EXPECT_EQ(c.split_units, units % ctas) << c.ToString();
+    EXPECT_LE(2 * c.split_units, ctas) << c.ToString();
+    EXPECT_LE(c.split_units * c.split_k, ctas) << c.ToString();
+    proposed = proposed ||
+               (c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.split_units == 24);
+  }
+  EXPECT_TRUE(proposed);
+  // One split count per tile.
+  std::set<std::string> tiles;
+  for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+    if (c.split_units == 0) continue;
+    KernelConfig whole = c;
+    whole.split_k = 1;
+    whole.split_units = 0;
+    EXPECT_TRUE(tiles.insert(whole.ToString()).second) << c.ToString();
+  }
+  // The fast list keeps an unsplit tile where last-wave splits lead it.
+  GemmProblem batched = Linear(384, 4608, 3072);
+  batched.batch_count = 4;
+  batched.a.batch_stride = 384 * 3072;
+  batched.b.batch_stride = 4608 * 3072;
+  batched.d.batch_stride = batched.c.batch_stride = 384 * 4608;
+  const std::vector<KernelConfig> fast = Sm90().Candidates(batched, target, TuningPolicy::kFast);
+  ASSERT_EQ(fast.size(), 4u);
+  EXPECT_GT(fast[0].split_units, 0) << fast[0].ToString();
+  EXPECT_EQ(fast[3].split_k, 1) << fast[3].ToString();
+  KernelConfig c = Sm90Config(128, 256, 2, 4, 1);
+  c.split_k = 4;
+  c.split_units = 24;
+  EXPECT_THAT(Sm90().Supports(p, c, target), IsOk());
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kSplitUnits = 24;"));
+  EXPECT_THAT(c.ToString(), HasSubstr(" sk=4 pdl=1 rm=0 su=24"));
+  const LaunchShape s = Sm90().Shape(p, c, target);
+  EXPECT_EQ(s.grid[0], 132u);
+  // Tickets for 24 units x 2 consumers, then 4 partial 64 x 256 fp32 tiles each.
+  EXPECT_EQ(s.workspace_bytes, 256u + 24u * 2 * 4 * 64 * 256 * 4);
+  EXPECT_THAT(Specialize(p, c, Sm90(), s, 16).kernel_name, HasSubstr("_sk4_"));
+  EXPECT_THAT(Specialize(p, c, Sm90(), s, 16).kernel_name, HasSubstr("_su24"));
+  // Every tile of 128 accumulators a thread split: not offered.
+  c.split_units = 0;
+  EXPECT_THAT(Sm90().Supports(p, c, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64 accumulators")));
+  // Two m64 blocks a warpgroup with the reduction spilled.
+  KernelConfig tall = Sm90Config(256, 128, 2, 4, 1);
+  tall.split_k = 2;
+  tall.split_units = 24;
+  EXPECT_THAT(Sm90().Supports(p, tall, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64 x 256")));
+  c.split_units = 289;
+  EXPECT_THAT(Sm90().Supports(p, c, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_units")));
+  c.split_units = 24;
+  c.split_k = 1;
+  EXPECT_THAT(Sm90().Supports(p, c, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_units")));
 }
 
 TEST(Sm90FamilyTest, LaunchIsPersistentWithClusters) {
@@ -323,9 +392,11 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
   const TargetInfo target = OfflineTarget(90);
   std::set<std::string> done;
   int compiled = 0;
-  // The second size has too few tiles for the SMs: split-K configs.
-  // Gated tiles (two halves, then the gate) only at the first: they take no split-K.
-  for (int64_t m : {2048, 256}) {
+  // The second size has too few tiles for the SMs: split-K configs; the third
+  // leaves a last wave less than half full: its tiles alone split, also those
+  // of 128 accumulators a thread. Gated tiles (two halves, then the gate) only
+  // at the first: they take no split-K.
+  for (int64_t m : {2048, 256, 3000}) {
     for (Gate gate : {Gate::kNone, Gate::kHalves}) {
       for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
         for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
