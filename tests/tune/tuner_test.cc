@@ -238,6 +238,7 @@ class FakeTimer : public CandidateTimer {
 class TunerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    clock_.us = {{Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}};
     dir_ = std::filesystem::temp_directory_path() /
            ("jitgemm_tuner_test_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -280,7 +281,7 @@ class TunerTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::shared_ptr<cache::DiskCache> cache_;
   TuningEnvironment env_;
-  FakeClock clock_{{{Name(kA), 2.0}, {Name(kB), 3.0}, {Name(kC), 9.0}, {kCublasName, 2.6}}};
+  FakeClock clock_;  // SetUp gives the candidates their times
   std::map<std::string, double>& us_ = clock_.us;
   std::atomic<int>& timings_ = clock_.candidates_timed;
   std::set<std::string> not_cached_;
