@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -323,23 +322,22 @@ class Sm90Family final : public KernelFamily {
         if (best.second.split_k > 1) ranked.push_back(best);
       }
     }
-    // The fast list keeps the cheapest unsplit tile: the model tells a last
-    // wave's split from whole tiles only within a few percent (384 x 4608 x
-    // 3072 x 4: 75.0 us split, 74.2 whole, four splits ranked first).
-    std::optional<KernelConfig> whole;
-    if (policy == TuningPolicy::kFast) {
-      std::vector<std::pair<double, KernelConfig>> unsplit;
-      for (const auto& [cost, c] : ranked) {
-        if (c.split_k == 1) unsplit.emplace_back(cost, c);
+    // The fast list takes at most one last-wave split: the model tells such
+    // a split from whole tiles only within a few percent, and splits of
+    // several tiles crowded out the whole tile that won (640 x 4608 x 5000:
+    // 128 x 256 tiles in pairs, 76 us, against 88-137 for the splits).
+    std::vector<KernelConfig> out = RankByCost(std::move(ranked), TuningPolicy::kExhaustive, 0);
+    if (policy != TuningPolicy::kExhaustive) {
+      std::vector<KernelConfig> kept;
+      bool split_kept = false;
+      for (const KernelConfig& c : out) {
+        if (kept.size() == (policy == TuningPolicy::kFast ? 4u : 1u)) break;
+        if (c.split_units > 0 && split_kept) continue;
+        split_kept = split_kept || c.split_units > 0;
+        kept.push_back(c);
       }
-      if (!unsplit.empty()) whole = RankByCost(std::move(unsplit), TuningPolicy::kHeuristic, 1)[0];
+      out = std::move(kept);
     }
-    std::vector<KernelConfig> out = RankByCost(std::move(ranked), policy, 4);
-    const bool last_wave_splits = std::any_of(
-        out.begin(), out.end(), [](const KernelConfig& c) { return c.split_units > 0; });
-    const bool has_whole =
-        std::any_of(out.begin(), out.end(), [](const KernelConfig& c) { return c.split_k == 1; });
-    if (whole && last_wave_splits && !has_whole) out.back() = *whole;
     if (policy == TuningPolicy::kExhaustive) {
       for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
     }

@@ -199,7 +199,7 @@ TEST(Sm90FamilyTest, SplitsOnlyALastWaveLessThanHalfFull) {
     whole.split_units = 0;
     EXPECT_TRUE(tiles.insert(whole.ToString()).second) << c.ToString();
   }
-  // The fast list keeps an unsplit tile where last-wave splits lead it.
+  // The fast list takes one last-wave split at most.
   GemmProblem batched = Linear(384, 4608, 3072);
   batched.batch_count = 4;
   batched.a.batch_stride = 384 * 3072;
@@ -208,7 +208,7 @@ TEST(Sm90FamilyTest, SplitsOnlyALastWaveLessThanHalfFull) {
   const std::vector<KernelConfig> fast = Sm90().Candidates(batched, target, TuningPolicy::kFast);
   ASSERT_EQ(fast.size(), 4u);
   EXPECT_GT(fast[0].split_units, 0) << fast[0].ToString();
-  EXPECT_EQ(fast[3].split_k, 1) << fast[3].ToString();
+  for (size_t i = 1; i < fast.size(); ++i) EXPECT_EQ(fast[i].split_units, 0) << fast[i].ToString();
   KernelConfig c = Sm90Config(128, 256, 2, 4, 1);
   c.split_k = 4;
   c.split_units = 24;
