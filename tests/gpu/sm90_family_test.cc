@@ -105,6 +105,22 @@ double Tolerance(const GemmProblem& p) {
   return 1e-3;
 }
 
+// A strided batch of packed m x n x k problems: bf16 or fp16 by the index's
+// parity, with fp32 C and D at every fourth index.
+GemmProblem StridedBatch(int64_t m, int64_t n, int64_t k, int64_t batch, int index) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch_count = batch;
+  p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
+  if (index % 4 == 0) p.c.type = p.d.type = DataType::kF32;
+  p.a.batch_stride = p.m * p.k;
+  p.b.batch_stride = p.k * p.n;
+  p.c.batch_stride = p.d.batch_stride = p.m * p.n;
+  return p;
+}
+
 // Empty on success, else what went wrong.
 std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937_64& rng) {
   const int64_t batch = p.batch_count;
@@ -278,22 +294,13 @@ TEST_F(Sm90FamilyGpuTest, LastWaveSplitsMatchFloat64ReferenceTwiceInARow) {
          {std::tuple{128, 256, 2, 1}, std::tuple{128, 256, 2, 2}, std::tuple{128, 128, 2, 2},
           std::tuple{128, 128, 2, 1}, std::tuple{64, 256, 1, 1}, std::tuple{128, 192, 2, 2}}) {
       ++index;
-      GemmProblem p;
-      p.m = m;
-      p.n = n;
-      p.k = k;
-      p.batch_count = batch;
-      p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
-      if (index % 4 == 0) p.c.type = p.d.type = DataType::kF32;
+      GemmProblem p = StridedBatch(m, n, k, batch, index);
       // An N-major B tile of 128 x 192 splits into 3 blocks, not over 2 CTAs.
       p.b.layout =
           index % 3 == 0 && !(bn == 192 && cluster == 2) ? Layout::kRowMajor : Layout::kColMajor;
       p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
       p.epilogue.activation = index % 2 ? Activation::kGeluTanh : Activation::kSilu;
       p.epilogue.beta = index % 2 ? 0.5f : 0.f;
-      p.a.batch_stride = p.m * p.k;
-      p.b.batch_stride = p.k * p.n;
-      p.c.batch_stride = p.d.batch_stride = p.m * p.n;
       p = Canonicalize(p);
       ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
       jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, 4, cluster);
@@ -341,21 +348,12 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
       for (const int stages : {2, 3, 4}) {
         for (const int cluster : {1, 2}) {
           if (index++ % every != 0) continue;
-          GemmProblem p;
-          p.m = m;
-          p.n = n;
-          p.k = k;
-          p.batch_count = batch;
-          p.a.type = p.b.type = p.c.type = p.d.type = index % 2 ? DataType::kBF16 : DataType::kF16;
-          // fp32 D: staged TMA stores but for each warpgroup's last tile.
-          if (index % 4 == 0) p.c.type = p.d.type = DataType::kF32;
+          // fp32 D (every fourth): staged TMA stores but for each warpgroup's last tile.
+          GemmProblem p = StridedBatch(m, n, k, batch, index);
           p.b.layout = Layout::kColMajor;
           p.epilogue.beta = index % 3 == 0 ? 0.5f : 0.f;  // C read: the positioned path
           p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
           p.epilogue.activation = index % 2 ? Activation::kGeluTanh : Activation::kSilu;
-          p.a.batch_stride = p.m * p.k;
-          p.b.batch_stride = p.k * p.n;
-          p.c.batch_stride = p.d.batch_stride = p.m * p.n;
           p = Canonicalize(p);
           ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
           jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, stages, cluster);
