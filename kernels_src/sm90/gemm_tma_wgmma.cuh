@@ -179,8 +179,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     for (int item = first; item < kItems; item += step) {
       const Work w = Works::At(item);
       // The k loop counts its slices and finds the previous stage from the
-      // ring position: fewer live registers than bounds and a stage kept (a
-      // split tile of 128 accumulators a thread spilled with them).
+      // ring position, which keeps fewer registers live than its bounds and
+      // the last stage would.
       const int slices = w.k_end - w.k_begin;
       const typename Sched::Tile t = Sched::Get(w.unit, rank);
       // Ping-pong mainloops take turns. Besides giving each one the tensor

@@ -86,7 +86,7 @@ struct SplitUnitsOf<S, kUnits, decltype(void(S::kSplitUnits))> {
 };
 
 struct Work {
-  int item;        // position in the schedule (ping-pong: its parity picks the warpgroup)
+  int item;        // position in the schedule (ping-pong derives the warpgroup's turn from it)
   int unit;        // for TileScheduler::Get
   int split;       // k range of a split unit, 0 for a whole one
   int split_unit;  // index of a split unit among them, -1 for a whole one
