@@ -86,7 +86,6 @@ struct SplitUnitsOf<S, kUnits, decltype(void(S::kSplitUnits))> {
 };
 
 struct Work {
-  int item;        // position in the schedule (ping-pong derives the warpgroup's turn from it)
   int unit;        // for TileScheduler::Get
   int split;       // k range of a split unit, 0 for a whole one
   int split_unit;  // index of a split unit among them, -1 for a whole one
@@ -105,7 +104,6 @@ struct WorkList {
   // Item `item` (0 <= item < kItems) of the schedule.
   __device__ __forceinline__ static Work At(int item) {
     Work w;
-    w.item = item;
     if (kSplitK == 1 || (kWhole > 0 && item < kWhole)) {
       w.unit = item;
       w.split = 0;
