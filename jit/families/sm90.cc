@@ -92,8 +92,8 @@ double TileRate(const KernelConfig& c) {
 
 // Estimated microseconds: whole waves of persistent CTAs over the units, each
 // unit's k loop at ~5.6 TFLOP/s per SM for the best tile, a fixed start. A
-// cluster pays a start of its own and keeps its CTAs in step, which only a
-// long k loop repays: at 1024^3 single CTAs ran 1.3-1.6 us faster.
+// cluster's multicast keeps its CTAs in step, which only a long k loop
+// repays: at 1024^3 single CTAs ran 1.1-1.2 us faster.
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t ctas = std::max<int64_t>(1, t.multiprocessors / c.cluster_m);
   const int64_t split_units = SplitUnits(p, c);

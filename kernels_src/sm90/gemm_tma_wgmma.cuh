@@ -164,6 +164,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
                    t.batch, rank);
         }
       }
+      if (S::kClusterM > 1) {
+        // The peer's consumers release this CTA's stages remotely. Once the
+        // last release of every stage has landed, nothing in the cluster
+        // touches this CTA's shared memory again (the peer's multicasts filled
+        // stages this CTA's consumers have waited for), so the CTA may leave
+        // without a cluster barrier, which would hold it until the peer's
+        // epilogue ends.
+        for (int i = 0; i < kStages; ++i, ++it) {
+          MbarWait(empty(it % kStages), ((it / kStages) & 1) ^ 1);
+        }
+      }
     }
   } else {
     RegAlloc<S::kConsumers == 1 ? 240 : 232>();
@@ -263,8 +274,6 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // so waiting for them here would only lengthen the tail.
     if (S::kTmaStore && thread == 0) BulkWaitRead<0>();
   }
-  // Peers may still arrive on this CTA's barriers or multicast into it.
-  if (S::kClusterM > 1) ClusterSync();
 #else
   static_assert(sizeof(S) == 0, "the sm90 family needs the sm_90a target (wgmma, setmaxnreg)");
 #endif
