@@ -40,7 +40,8 @@ struct KernelConfig {
   // multicast to clusters of x_copy CTAs (2, 4, 8); 0: per-lane cp.async.
   int x_copy = 0;
   // small_m: the split_k CTAs of an n tile form one thread-block cluster and
-  // reduce through distributed shared memory (no workspace, sm_90).
+  // reduce through distributed shared memory (no workspace, sm_90). sm90: the
+  // same for split_k = 2, the two splits of a tile in a cluster of 2.
   bool cluster_k = false;
   // sm90: CTAs per thread-block cluster along M, sharing B tiles by multicast.
   int cluster_m = 1;

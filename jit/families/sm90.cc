@@ -107,7 +107,10 @@ double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
               static_cast<double>(whole_waves) * k_tiles * slice_us +
               static_cast<double>(split_waves) * split_k_tiles * slice_us +
               0.2 * CeilDiv(p.k, kBlockK) / c.split_k / std::max(1, c.stages);
-  if (c.split_k > 1) {
+  if (c.cluster_k) {
+    // Partial tiles pushed into the other CTA's shared memory.
+    us += 1.0;
+  } else if (c.split_k > 1) {
     // Partial tiles written and read back through L2, then the last split's epilogue.
     const double bytes =
         static_cast<double>(split_units) * c.cluster_m * c.split_k * c.block_m * c.block_n * 4 * 2;
@@ -136,7 +139,7 @@ class Sm90Family final : public KernelFamily {
     if (p.a.type != p.b.type || (p.a.type != DataType::kF16 && p.a.type != DataType::kBF16)) {
       return absl::UnimplementedError("sm90 kernels need fp16 or bf16 A and B of one type");
     }
-    if (c.runtime_m || c.early_b || c.x_copy != 0 || c.cluster_k) {
+    if (c.runtime_m || c.early_b || c.x_copy != 0) {
       return absl::InvalidArgumentError("sm90 kernels take exact M, no early B, no bulk x");
     }
     const int64_t k_tiles = CeilDiv(p.k, kBlockK);
@@ -197,6 +200,12 @@ class Sm90Family final : public KernelFamily {
     if (c.cluster_m != 1 && c.cluster_m != 2) {
       return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
     }
+    if (c.cluster_k && (c.split_k != 2 || c.cluster_m != 1 || c.split_units != 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sm90 tile ", c.ToString(),
+                       ": a cluster split (cluster_k) takes split_k 2 of every unit and no "
+                       "cluster along M"));
+    }
     const bool n_major_b = p.b.layout == Layout::kRowMajor;
     if (n_major_b && (c.block_n / 64) % c.cluster_m != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -240,6 +249,14 @@ class Sm90Family final : public KernelFamily {
     s.cluster_x = static_cast<uint32_t>(c.cluster_m);
     s.pdl = c.pdl;
     s.tensor_maps = true;
+    if (c.cluster_k) {
+      // Pairs of CTAs, the two splits of one unit (kernels_src/sm90/split_cluster.cuh):
+      // an even grid, so that both splits of a unit land in one cluster.
+      s.grid[0] = static_cast<uint32_t>(
+          std::min<int64_t>(Units(p, c), std::max(1, target.multiprocessors / 2)) * 2);
+      s.cluster_x = 2;
+      return s;
+    }
     if (c.split_k > 1) {
       // Tickets per (split unit, cluster rank, consumer), padded to 256
       // bytes, then split_k fp32 partial tiles each (kernels_src/sm90/split_k.cuh).
@@ -300,6 +317,13 @@ class Sm90Family final : public KernelFamily {
         sc.split_k = split;
         if (Units(p, c) * split > ctas * 5 / 4 || CeilDiv(p.k, kBlockK) < 4 * split) break;
         if (Supports(p, sc, target).ok()) ranked.emplace_back(Cost(p, sc, target), sc);
+        // Its twin whose two splits reduce through distributed shared memory.
+        KernelConfig kc = sc;
+        kc.cluster_k = true;
+        while (kc.stages > 2 && SmemBytes(p, kc) > budget) --kc.stages;
+        if (split == 2 && Supports(p, kc, target).ok()) {
+          ranked.emplace_back(Cost(p, kc, target), kc);
+        }
       }
       // Where whole waves leave a last one less than half full, its units
       // alone are split so that it fills the SMs too (2304 x 2304 x 8192 in
@@ -353,7 +377,8 @@ class Sm90Family final : public KernelFamily {
         c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "",
         c.split_units > 0
             ? absl::StrCat("  static constexpr int kSplitUnits = ", c.split_units, ";\n")
-            : "");
+            : "",
+        c.cluster_k ? "  static constexpr bool kSplitCluster = true;\n" : "");
   }
 
  private:
@@ -372,7 +397,11 @@ class Sm90Family final : public KernelFamily {
                              p.epilogue.bias == BiasMode::kPerColumn && !Gated(p)
                          ? c.warps_m * c.block_n * 2
                          : 0;
-    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias +
+    // A cluster split's partial tiles: a float per accumulator of each consumer
+    // thread, and two barriers per consumer.
+    const int split =
+        c.cluster_k ? c.warps_m * 128 * (c.block_m / c.warps_m / 64) * (c.block_n / 2) * 4 + 32 : 0;
+    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias + split +
            16 * c.stages + 16;
   }
 };

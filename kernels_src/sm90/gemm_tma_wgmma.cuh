@@ -20,6 +20,9 @@
 //                           workspace (split_k.cuh)
 //   kSplitUnits (optional)  only the last kSplitUnits units are split
 //                           (tile_scheduler.cuh); default all
+//   kSplitCluster (optional) true: kSplitK == 2 and the two splits of a unit
+//                           run in one cluster of 2 along x, reduced through
+//                           distributed shared memory (split_cluster.cuh)
 //   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
 //                           (gate.cuh); a tile then covers kBlockN / 2 columns of D
 //   kPingPong (optional)    true: two consumer warpgroups take alternate tiles,
@@ -44,6 +47,7 @@
 #include "jitgemm/sm90/gate.cuh"
 #include "jitgemm/sm90/mainloop.cuh"
 #include "jitgemm/sm90/ptx.cuh"
+#include "jitgemm/sm90/split_cluster.cuh"
 #include "jitgemm/sm90/split_k.cuh"
 #include "jitgemm/sm90/tile_scheduler.cuh"
 
@@ -62,10 +66,15 @@ struct Sm90Smem {
   using Bias = BiasPrefetch<S, ML::kMI, ML::kOutBN>;
   static constexpr int kStagingBytes = S::kTmaStore ? S::kConsumers * 2 * 64 * 128 : 0;
   static constexpr int kBiasBytes = S::kConsumers * Bias::kSmemBytes;
+  static constexpr bool kSplitCluster = SplitClusterOf<S>::value;
+  // Rank 1's partial tiles (split_cluster.cuh), one buffer per consumer.
+  static constexpr int kSplitBytes =
+      kSplitCluster ? S::kConsumers * ClusterSplit<ML::kMI, ML::kBN>::kBytes : 0;
   // Alignment slack, the ring, the staging blocks, the column biases, the
-  // barriers, the split-K flags.
-  static constexpr int kBytes =
-      1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes + 2 * ML::kStages * 8 + 16;
+  // partial tiles, the ring's barriers, the split-K flags, the cluster split's
+  // barriers.
+  static constexpr int kBytes = 1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes +
+                                kSplitBytes + 2 * ML::kStages * 8 + 16 + (kSplitCluster ? 32 : 0);
 };
 
 // The store of one consumer warpgroup's tile: through shared memory and TMA
@@ -116,19 +125,29 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int kSplitUnits = SplitUnitsOf<S, Sched::kUnits>::value;
   using Works = WorkList<Sched::kUnits, S::kSplitK, kSplitUnits, kKTiles>;
   constexpr int kItems = Works::kItems;
+  constexpr bool kSplitCluster = Sm90Smem<S>::kSplitCluster;
+  static_assert(!kSplitCluster || (S::kSplitK == 2 && S::kClusterM == 1 && !kPingPong &&
+                                   kSplitUnits == Sched::kUnits),
+                "a cluster split: 2 splits of every unit, no other cluster, no ping-pong");
+  using CS = ClusterSplit<ML::kMI, ML::kBN>;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned smem = (SmemAddr(smem_raw) + 1023u) & ~1023u;
   const unsigned staging = smem + kStages * ML::kStageBytes;
   const unsigned bias_smem = staging + Sm90Smem<S>::kStagingBytes;
-  const unsigned bars = bias_smem + Sm90Smem<S>::kBiasBytes;
+  const unsigned split_buf = bias_smem + Sm90Smem<S>::kBiasBytes;
+  const unsigned bars = split_buf + Sm90Smem<S>::kSplitBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
   unsigned* const flags =
       reinterpret_cast<unsigned*>(smem_raw + (bars + 16u * kStages - SmemAddr(smem_raw)));
+  auto partial = [&](int c) { return bars + 16u * kStages + 16u + 8u * c; };
+  auto free_bar = [&](int c) { return bars + 16u * kStages + 32u + 8u * c; };
 
   const int warpgroup = threadIdx.x / 128;
   const unsigned rank = S::kClusterM > 1 ? ClusterRank() : 0u;
+  const unsigned rank_k =
+      kSplitCluster ? ClusterRank() : 0u;  // the split a cluster split's CTA runs
   const int clusters = gridDim.x / S::kClusterM;
   const int cluster = blockIdx.x / S::kClusterM;
 
@@ -140,12 +159,20 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       MbarInit(full(s), 1);
       MbarInit(empty(s), ML::kConsumers * S::kClusterM);
     }
+    if (kSplitCluster) {
+      for (int c = 0; c < S::kConsumers; ++c) {
+        MbarInit(partial(c), 1);
+        MbarInit(free_bar(c), 128);
+      }
+    }
     FenceBarrierInit();
   }
   if (S::kClusterM > 1) {
     ClusterSync();
   } else {
     __syncthreads();
+    // Rank 1 waits for this before its first push into rank 0.
+    if (kSplitCluster) ClusterArrive();
   }
   if (S::kPdl) GridDependencyWait();
 
@@ -181,6 +208,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % 128;
     int it = 0;
+    int handed = 0;  // cluster split: partial tiles pushed (rank 1) or added (rank 0)
     float acc[ML::kMI][ML::kBN / 2];
     // Ping-pong: this warpgroup takes every other item of the CTA's sequence,
     // and the ring position skips the other's k slices (no split-K, so every
@@ -245,7 +273,15 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       }
       if (item + clusters >= kItems && S::kPdl) LaunchDependents();
       if (m0 >= S::kM) continue;
-      if constexpr (S::kSplitK > 1) {
+      if constexpr (kSplitCluster) {
+        const unsigned buf = split_buf + consumer * CS::kBytes;
+        if (w.split == 1) {
+          if (handed == 0) ClusterWait();  // rank 0 has initialised its barriers
+          CS::Push(acc, buf, partial(consumer), free_bar(consumer), handed++, thread);
+          continue;
+        }
+        CS::Add(acc, buf, partial(consumer), free_bar(consumer), handed++, thread);
+      } else if constexpr (S::kSplitK > 1) {
         // Partial sums are kept per (split unit, cluster rank, consumer).
         constexpr long long kSlots =
             static_cast<long long>(kSplitUnits) * S::kClusterM * S::kConsumers;
@@ -273,6 +309,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // writes are part of the grid's completion (as in CUTLASS's store tail),
     // so waiting for them here would only lengthen the tail.
     if (S::kTmaStore && thread == 0) BulkWaitRead<0>();
+    if (kSplitCluster && rank_k == 1) CS::Drain(free_bar(consumer), handed);
   }
 #else
   static_assert(sizeof(S) == 0, "the sm90 family needs the sm_90a target (wgmma, setmaxnreg)");

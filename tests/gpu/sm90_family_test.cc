@@ -338,6 +338,45 @@ TEST_F(Sm90FamilyGpuTest, LastWaveSplitsMatchFloat64ReferenceTwiceInARow) {
   EXPECT_EQ(ran, 18);
 }
 
+// Split-K in two within a cluster of two CTAs (split_cluster.cuh): many
+// tiles per cluster, so that rank 1 waits for rank 0 to free its buffer;
+// warpgroups whose rows lie past M (no hand-over); 16-bit and fp32 D, C,
+// column and row bias, N-major B; every kernel runs twice.
+TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
+  std::mt19937_64 rng(20261130);
+  int ran = 0, index = 0;
+  // {m, n, k, batch}: 16 and 9 k slices.
+  for (const auto& [m, n, k, batch] :
+       {std::tuple{1060, 520, 1000, 1}, std::tuple{300, 256, 520, 8}}) {
+    for (const auto& [bm, bn, consumers] :
+         {std::tuple{64, 64, 1}, std::tuple{128, 64, 2}, std::tuple{64, 128, 1}}) {
+      ++index;
+      GemmProblem p = StridedBatch(m, n, k, batch, index);
+      p.b.layout = index % 3 == 0 ? Layout::kRowMajor : Layout::kColMajor;
+      p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+      p.epilogue.activation = index % 2 ? Activation::kGeluErf : Activation::kRelu;
+      p.epilogue.beta = index % 2 ? 0.f : 0.5f;
+      p = Canonicalize(p);
+      ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+      jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, 4, 1);
+      c.split_k = 2;
+      c.cluster_k = true;
+      c.pdl = index % 2 == 0;
+      Options options;
+      bool compiled = false;
+      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
+      for (int run = 0; run < 2; ++run) {
+        EXPECT_EQ(RunOne(p, **backend, rng), "")
+            << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
+      }
+      ++ran;
+    }
+  }
+  std::printf("cluster splits: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 6);
+}
+
 // Cluster CTAs leave without a closing cluster barrier, once every remote
 // release of their ring stages has landed. Kernels of different shared-memory
 // layouts run back to back with PDL, so that a release landing late would hit

@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/candidates.h"
@@ -238,6 +240,65 @@ TEST(Sm90FamilyTest, SplitsOnlyALastWaveLessThanHalfFull) {
   c.split_k = 1;
   EXPECT_THAT(Sm90().Supports(p, c, target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split_units")));
+}
+
+// The two splits of a tile in one cluster, reduced through distributed
+// shared memory: proposed beside every plain split in two, launched in pairs
+// with no workspace, and refused for anything else.
+TEST(Sm90FamilyTest, SplitsInTwoWithinAClusterOfTwo) {
+  const TargetInfo target = OfflineTarget(90);
+  // 256 x 1024 x 4096 (S2's GELU row): 64 tiles of 64 x 64.
+  const GemmProblem p = Linear(256, 1024, 4096);
+  int twins = 0;
+  std::set<std::string> plain;
+  const std::vector<KernelConfig> all = Sm90().Candidates(p, target, TuningPolicy::kExhaustive);
+  for (const KernelConfig& c : all) {
+    if (c.split_k == 2 && !c.cluster_k && c.split_units == 0 && c.cluster_m == 1) {
+      plain.insert(absl::StrCat(c.block_m, "x", c.block_n, "w", c.warps_m));
+    }
+  }
+  for (const KernelConfig& c : all) {
+    if (!c.cluster_k) continue;
+    ++twins;
+    EXPECT_EQ(c.split_k, 2) << c.ToString();
+    EXPECT_EQ(c.cluster_m, 1) << c.ToString();
+    EXPECT_EQ(c.split_units, 0) << c.ToString();
+    EXPECT_TRUE(plain.count(absl::StrCat(c.block_m, "x", c.block_n, "w", c.warps_m)))
+        << c.ToString() << " has no plain twin";
+    EXPECT_THAT(Sm90().Supports(p, c, target), IsOk()) << c.ToString();
+  }
+  EXPECT_GT(twins, 0);
+  KernelConfig c = Sm90Config(64, 64, 1, 8, 1);
+  c.split_k = 2;
+  c.cluster_k = true;
+  ASSERT_THAT(Sm90().Supports(p, c, target), IsOk());
+  EXPECT_THAT(c.ToString(), HasSubstr(" sk=2 pdl=1 rm=0 ck=1"));
+  EXPECT_THAT(Sm90().ExtraSpecFields(p, c), HasSubstr("kSplitCluster = true;"));
+  const LaunchShape s = Sm90().Shape(p, c, target);
+  EXPECT_EQ(s.grid[0], 128u);  // 64 tiles, two CTAs each
+  EXPECT_EQ(s.cluster_x, 2u);
+  EXPECT_EQ(s.workspace_bytes, 0u);
+  EXPECT_THAT(Specialize(p, c, Sm90(), s, 16).kernel_name, HasSubstr("_sk2_"));
+  EXPECT_THAT(Specialize(p, c, Sm90(), s, 16).kernel_name, HasSubstr("_ck"));
+  // More tiles than SM pairs: an even grid of whole pairs.
+  const LaunchShape wide = Sm90().Shape(Linear(1000, 1000, 4096), c, target);
+  EXPECT_EQ(wide.grid[0], 132u);
+  // Shared memory: the partial tile of rank 1 (64 x 64 fp32) and two barriers
+  // beside the plain split's ring.
+  KernelConfig plain_split = c;
+  plain_split.cluster_k = false;
+  EXPECT_EQ(Sm90().Shape(p, c, target).shared_bytes,
+            Sm90().Shape(p, plain_split, target).shared_bytes + 64 * 64 * 4 + 32);
+  for (const auto& [split_k, cluster_m, split_units] :
+       {std::tuple{3, 1, 0}, std::tuple{1, 1, 0}, std::tuple{2, 2, 0}, std::tuple{2, 1, 20}}) {
+    KernelConfig bad = c;
+    bad.split_k = split_k;
+    bad.cluster_m = cluster_m;
+    bad.split_units = split_units;
+    EXPECT_THAT(Sm90().Supports(p, bad, target),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cluster split")))
+        << bad.ToString();
+  }
 }
 
 TEST(Sm90FamilyTest, LaunchIsPersistentWithClusters) {
