@@ -204,6 +204,20 @@ class Sm90FamilyGpuTest : public ::testing::Test {
   // `env` names the variable that overrides `count`.
   void RunRandomProblems(bool gated, const char* env, int count, int at_least);
 
+  // Compiles `c` for `p` and checks two runs in a row against float64, so
+  // that whatever a launch leaves behind (split-K tickets, barrier phases)
+  // must be back where the next launch expects it.
+  void RunTwice(const GemmProblem& p, const jit::KernelConfig& c, std::mt19937_64& rng) {
+    Options options;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+    ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
+    for (int run = 0; run < 2; ++run) {
+      EXPECT_EQ(RunOne(p, **backend, rng), "")
+          << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
+    }
+  }
+
   jit::DeviceContext device_;
 };
 
@@ -323,14 +337,7 @@ TEST_F(Sm90FamilyGpuTest, LastWaveSplitsMatchFloat64ReferenceTwiceInARow) {
         supported = jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target);
       }
       ASSERT_TRUE(supported.ok()) << c.ToString() << ": " << supported;
-      Options options;
-      bool compiled = false;
-      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
-      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
-      for (int run = 0; run < 2; ++run) {
-        EXPECT_EQ(RunOne(p, **backend, rng), "")
-            << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
-      }
+      RunTwice(p, c, rng);
       ++ran;
     }
   }
@@ -362,14 +369,7 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
       c.split_k = 2;
       c.cluster_k = true;
       c.pdl = index % 2 == 0;
-      Options options;
-      bool compiled = false;
-      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
-      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
-      for (int run = 0; run < 2; ++run) {
-        EXPECT_EQ(RunOne(p, **backend, rng), "")
-            << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
-      }
+      RunTwice(p, c, rng);
       ++ran;
     }
   }
