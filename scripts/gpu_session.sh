@@ -4,6 +4,9 @@
 # by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|mlp|regimes|all]...
 # (`regimes` is not part of `all`: issue 20's figures, cold caches, ~10 min.)
 # Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
+# `sanitize` sizes: SANITIZE_PROBLEMS (plan-level random problems, 120),
+# SANITIZE_SM90_PROBLEMS and SANITIZE_GATED_PROBLEMS (40 each), and
+# RACECHECK_LIMIT_S (seconds the sm90 racecheck may take, 1200).
 set -u
 carry=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-logs}
@@ -48,10 +51,15 @@ if want sanitize; then
     --gtest_filter='PlanGpuTest.*' > "$out/racecheck.log" 2>&1
   summary+=("racecheck rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck.log" | tail -1)")
   # Shared-memory hazards of the TMA / wgmma pipeline and the staged epilogue.
-  JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} compute-sanitizer --tool racecheck \
-    --error-exitcode 3 "$carry/gpu_test" --gtest_color=no --gtest_filter='Sm90FamilyGpuTest.*' \
+  # Not the cluster split (split_cluster.cuh) nor the random tests, which draw
+  # it too: racecheck had not finished 12 launches of it after 500 s (H100,
+  # bench/results/README.md, session 15); memcheck above covers them. A
+  # time limit keeps the visit's summary coming whatever the tool does.
+  JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} timeout "${RACECHECK_LIMIT_S:-1200}" \
+    compute-sanitizer --tool racecheck --error-exitcode 3 "$carry/gpu_test" --gtest_color=no \
+    --gtest_filter='Sm90FamilyGpuTest.*-Sm90FamilyGpuTest.ClusterSplits*:Sm90FamilyGpuTest.Random*' \
     > "$out/racecheck_sm90.log" 2>&1
-  summary+=("racecheck sm90 rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck_sm90.log" | tail -1)")
+  summary+=("racecheck sm90 rc=$? (124: stopped at ${RACECHECK_LIMIT_S:-1200} s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck_sm90.log" | tail -1)")
 fi
 if want latency && [ -x "$carry/jitgemm-latency" ]; then
   # First process compiles and tunes into a fresh cache; the second is a
