@@ -70,6 +70,10 @@ if want latency && [ -x "$carry/jitgemm-latency" ]; then
       > "$out/latency_$run.log" 2>&1
     summary+=("latency $run rc=$?")
   done
+  # Gated problems, each output checked against float64 (B holds 2N columns).
+  JITGEMM_CACHE_DIR=$lat_cache "$carry/jitgemm-latency" --verify "$carry/manifests/gated_small.json" \
+    > "$out/latency_gated_verify.log" 2>&1
+  summary+=("latency --verify gated rc=$?")
 fi
 if want bench && [ -x "$carry/jitgemm-bench" ]; then
   "$carry/jitgemm-bench" --csv "$out/bench.csv" ${BENCH_ARGS:-} > "$out/bench.log" 2>&1

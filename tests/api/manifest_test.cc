@@ -185,7 +185,8 @@ TEST(ShippedManifestsTest, SeedManifestsParseAndValidate) {
     auto m = ParseManifest(text.str());
     ASSERT_TRUE(m.ok()) << entry.path() << ": " << m.status();
     for (const auto& e : m->problems) {
-      EXPECT_TRUE(ValidateProblem(e.problem).ok()) << entry.path() << " " << e.name;
+      EXPECT_TRUE(ValidateProblem(e.problem).ok())
+          << entry.path() << " " << e.name << ": " << ValidateProblem(e.problem);
       ++problems;
     }
   }

@@ -104,7 +104,8 @@ double Verify(const jitgemm::GemmProblem& p, const std::vector<uint8_t>& a,
   double num = 0, den = 0;
   for (int64_t bb = 0; bb < p.batch_count; ++bb) {
     for (int64_t i = 0; i < p.m; ++i) {
-      for (int64_t j = 0; j < p.n; ++j) {
+      // alpha * (A B)[i, j] + beta * C + bias, for column j of B (of 2N when gated).
+      auto column = [&](int64_t j) {
         double acc = 0;
         for (int64_t k = 0; k < p.k; ++k) {
           acc += static_cast<double>(Load(p.a.type, a, Index(p.a, i, k, bb))) *
@@ -117,7 +118,11 @@ double Verify(const jitgemm::GemmProblem& p, const std::vector<uint8_t>& a,
                     (p.epilogue.bias == jitgemm::BiasMode::kPerColumn ? j : i) +
                         bb * p.epilogue.bias_batch_stride);
         }
-        v = Activate(p.epilogue.activation, v);
+        return v;
+      };
+      for (int64_t j = 0; j < p.n; ++j) {
+        double v = Activate(p.epilogue.activation, column(j));
+        if (p.epilogue.gate == jitgemm::Gate::kHalves) v *= column(p.n + j);  // act(gate) * up
         const double got = Load(p.d.type, d, Index(p.d, i, j, bb));
         if (!std::isfinite(got)) return INFINITY;
         num += (got - v) * (got - v);
@@ -168,12 +173,12 @@ int main(int argc, char** argv) {
     const int64_t batch = p.batch_count;
     void *a, *b, *c = nullptr, *d, *bias = nullptr;
     std::vector<uint8_t> ha(jitgemm::OperandSpanBytes(p.a, p.m, p.k, batch));
-    std::vector<uint8_t> hb(jitgemm::OperandSpanBytes(p.b, p.k, p.n, batch));
+    std::vector<uint8_t> hb(jitgemm::OperandSpanBytes(p.b, p.k, jitgemm::BColumns(p), batch));
     std::vector<uint8_t> hd(jitgemm::OperandSpanBytes(p.d, p.m, p.n, batch));
     std::vector<uint8_t> hc(p.epilogue.beta != 0 ? jitgemm::OperandSpanBytes(p.c, p.m, p.n, batch)
                                                  : 0);
-    std::vector<uint8_t> hbias(p.epilogue.bias != jitgemm::BiasMode::kNone ? 4 * (p.m + p.n) * batch
-                                                                           : 0);
+    std::vector<uint8_t> hbias(
+        p.epilogue.bias != jitgemm::BiasMode::kNone ? 4 * (p.m + jitgemm::BColumns(p)) * batch : 0);
     const bool check = verify && p.m * p.n * p.k * batch <= (int64_t{1} << 28);
     if (check) {
       Fill(p.a.type, &ha, &rng);
