@@ -377,6 +377,27 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
   EXPECT_EQ(ran, 6);
 }
 
+// The cluster split on a few tiles, one a cluster, M, N and K off the tile:
+// every hand-over is a cluster's first. Small enough for racecheck, which
+// still does not finish it (docs/kernels.md).
+TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewTilesMatchesFloat64Reference) {
+  std::mt19937_64 rng(20261201);
+  int ran = 0;
+  for (const auto& [bm, consumers] : {std::pair{64, 1}, std::pair{128, 2}}) {
+    GemmProblem p = StridedBatch(130, 72, 200, 1, ran);
+    p.epilogue.bias = BiasMode::kPerColumn;
+    p.epilogue.activation = Activation::kGeluErf;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(bm, 64, consumers, 4, 1);
+    c.split_k = 2;
+    c.cluster_k = true;
+    RunTwice(p, c, rng);
+    ++ran;
+  }
+  EXPECT_EQ(ran, 2);
+}
+
 // Cluster CTAs leave without a closing cluster barrier, once every remote
 // release of their ring stages has landed. Kernels of different shared-memory
 // layouts run back to back with PDL, so that a release landing late would hit
