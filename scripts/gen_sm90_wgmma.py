@@ -7,7 +7,7 @@ is too long to write by hand; run this script after changing the N list.
 import pathlib
 import sys
 
-NS = (64, 128, 192, 256)
+NS = (64, 96, 128, 160, 192, 224, 256)
 
 HEADER = """\
 // wgmma.mma_async.m64nNk16 with both operands in shared memory (descriptors),

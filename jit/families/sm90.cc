@@ -169,12 +169,19 @@ class Sm90Family final : public KernelFamily {
     // Warpgroups that share one tile: ping-pong gives each its own.
     const int per_tile = c.ping_pong ? 1 : consumers;
     if (c.block_k != kBlockK || c.warps_n != 1 || (consumers != 1 && consumers != 2) ||
-        c.block_m % (64 * per_tile) != 0 || c.block_m / per_tile > 128 || c.block_n % 64 != 0 ||
+        c.block_m % (64 * per_tile) != 0 || c.block_m / per_tile > 128 || c.block_n % 32 != 0 ||
         c.block_n > 256 || c.block_n < 64) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(),
           " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
-          "64..256 in steps of 64"));
+          "64..256 in steps of 32"));
+    }
+    // B arrives in 64-column boxes when N-major, and a gated tile's halves in
+    // whole 64-column blocks.
+    if (c.block_n % 64 != 0 && (p.b.layout == Layout::kRowMajor || Gated(p))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(),
+          ": block_n not a multiple of 64 takes a K-major (column-major) B and no gate"));
     }
     if (c.block_m / per_tile / 64 * c.block_n / 2 > 128) {
       return absl::InvalidArgumentError(
@@ -273,9 +280,14 @@ class Sm90Family final : public KernelFamily {
     std::vector<KernelConfig> pool;
     // 192 columns: where N or the tile count fits neither 128 nor 256 well
     // (3000 x 3000 has 4.4 waves of 128 x 128 tiles, 2.9 of 128 x 192).
-    for (int bn : {256, 192, 128, 64}) {
+    // 224 and 160 (128-row tiles, K-major B, no gate): where the widths of 64
+    // leave a last wave part empty (384 x 4608 x 3072 x 4: 1.64 waves of
+    // 128 x 256 tiles, 1.91 of 128 x 224). The staged epilogue stores their
+    // last 64 columns as one block overlapping the one before.
+    for (int bn : {256, 224, 192, 160, 128, 64}) {
       for (int cluster : {2, 1}) {
         pool.push_back(Make(128, bn, 2, 4, cluster));
+        if (bn % 64 != 0) continue;
         if (bn == 128) pool.push_back(Make(256, bn, 2, 4, cluster));
         pool.push_back(Make(64, bn, 1, 6, cluster));
         if (bn == 128 || bn == 256) {
@@ -353,11 +365,14 @@ class Sm90Family final : public KernelFamily {
     std::vector<KernelConfig> out = RankByCost(std::move(ranked), TuningPolicy::kExhaustive, 0);
     if (policy != TuningPolicy::kExhaustive) {
       std::vector<KernelConfig> kept;
-      bool split_kept = false;
+      bool split_kept = false, odd_kept = false;
       for (const KernelConfig& c : out) {
         if (kept.size() == (policy == TuningPolicy::kFast ? 4u : 1u)) break;
         if (c.split_units > 0 && split_kept) continue;
+        // At most one width that is not a multiple of 64, beside proven ones.
+        if (c.block_n % 64 != 0 && (odd_kept || policy != TuningPolicy::kFast)) continue;
         split_kept = split_kept || c.split_units > 0;
+        odd_kept = odd_kept || c.block_n % 64 != 0;
         kept.push_back(c);
       }
       out = std::move(kept);

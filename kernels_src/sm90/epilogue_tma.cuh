@@ -105,14 +105,22 @@ struct TmaStoreEpilogue {
     }
   }
 
-  // 16-bit D: columns [64 cb, 64 cb + 64) of one m64 block into a staging
+  // A tile's column blocks; where kBN is not a multiple of kBlockCols the
+  // last one starts kBlockCols before the tile's end and overlaps the one
+  // before it, whose columns it stores again with the same values.
+  static constexpr int kBlocksN = (kBN + kBlockCols - 1) / kBlockCols;
+  __device__ __forceinline__ static constexpr int BlockColumn(int cb) {
+    return cb * kBlockCols < kBN - kBlockCols ? cb * kBlockCols : kBN - kBlockCols;
+  }
+
+  // 16-bit D: columns [BlockColumn(cb), + 64) of one m64 block into a staging
   // block by stmatrix; lane L addresses row L % 8 of matrix L / 8 = (h, j
   // parity).
   __device__ __forceinline__ static void WriteHalfBlock(const float (&acc)[kBN / 2], int cb,
                                                         unsigned buf, int st_row, int mat) {
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
-      const int j = cb * 8 + 2 * jj;
+      const int j = BlockColumn(cb) / 8 + 2 * jj;
       unsigned r[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -124,7 +132,7 @@ struct TmaStoreEpilogue {
     }
   }
 
-  // fp32 D: columns [32 cb, 32 cb + 32) of one m64 block into a staging block,
+  // fp32 D: columns [BlockColumn(cb), + 32) of one m64 block into a staging block,
   // each thread's two adjacent columns as one 8-byte store. The 128-byte
   // swizzle puts a warp's 8 rows x 32 bytes on every bank exactly twice: two
   // wavefronts, the least 256 bytes take.
@@ -132,7 +140,7 @@ struct TmaStoreEpilogue {
                                                         unsigned buf, int warp, int lane) {
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
-      const int j = cb * 4 + jj;
+      const int j = BlockColumn(cb) / 8 + jj;
       const int chunk = 2 * jj + ((lane & 3) >> 1);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -172,7 +180,7 @@ struct TmaStoreEpilogue {
     }
     const int mat = lane >> 3;
     const int st_row = warp * 16 + (lane & 7) + 8 * (mat & 1);
-    constexpr int kBlocksN = kBN / kBlockCols, kBlocks = kMI * kBlocksN;
+    constexpr int kBlocks = kMI * kBlocksN;
 #pragma unroll
     for (int b0 = 0; b0 < kBlocks; b0 += 2) {
       // The stores of the previous pair have read both buffers.
@@ -193,7 +201,7 @@ struct TmaStoreEpilogue {
       if (thread == 0) {
 #pragma unroll
         for (int b = b0; b < b0 + 2 && b < kBlocks; ++b) {
-          TmaStore3d(map_d, staging + (b - b0) * kBlockBytes, n0 + (b % kBlocksN) * kBlockCols,
+          TmaStore3d(map_d, staging + (b - b0) * kBlockBytes, n0 + BlockColumn(b % kBlocksN),
                      m0 + (b / kBlocksN) * 64, batch_coord);
         }
         BulkCommit();

@@ -8,7 +8,8 @@
 // from registers (epilogue.cuh).
 //
 // Spec (kernels_src/common/args.cuh) fields used beyond the common ones:
-//   kBlockM x kBlockN       tile; kBlockM = 64 * kConsumers * (1 or 2), kBlockN 64..256
+//   kBlockM x kBlockN       tile; kBlockM = 64 * kConsumers * (1 or 2), kBlockN 64..256 in
+//                           steps of 64 (of 32 with a K-major B)
 //   kStages                 shared-memory ring depth
 //   kConsumers              consumer warpgroups (1 or 2); kThreads == 128 * (1 + kConsumers)
 //   kClusterM               CTAs per cluster along M (1 or 2)

@@ -44,7 +44,8 @@ struct Mainloop {
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
   static constexpr int kBlock = 64 * kBK * 2;  // one 64-element column block, 8 KB
   static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
-  static_assert(kBN % 64 == 0 && kBN <= 256, "kBlockN: 64, 128, 192 or 256");
+  static_assert(kBN % 32 == 0 && kBN <= 256 && (kTransB == 0 || kBN % 64 == 0),
+                "kBlockN: 64 to 256 in steps of 64, or of 32 with a K-major B");
   static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / 64) % kClusterM == 0,
                 "the B tile must split evenly over the cluster");
   static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || kBN % 128 == 0)),
