@@ -10,9 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,8 +19,10 @@
 #include "absl/flags/parse.h"
 #include "api/src/manifest.h"
 #include "api/src/manifest_kernels.h"
+#include "core/host_types.h"
 #include "core/problem_signature.h"
 #include "jitgemm/plan.h"
+#include "support/reference.h"
 
 ABSL_FLAG(std::string, tuning, "", "Override the manifest's tuning policy.");
 ABSL_FLAG(bool, verify, false,
@@ -35,102 +35,13 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-float Load(jitgemm::DataType t, const std::vector<uint8_t>& buf, int64_t i) {
-  if (t == jitgemm::DataType::kF32) {
-    float f;
-    std::memcpy(&f, buf.data() + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, buf.data() + 2 * i, 2);
-  uint32_t u;
-  if (t == jitgemm::DataType::kBF16) {
-    u = static_cast<uint32_t>(h) << 16;
-  } else {  // fp16, normal numbers and zero only (the fill below makes no others)
-    const uint32_t exp = (h >> 10) & 0x1f;
-    u = ((h & 0x8000u) << 16) | (exp == 0 ? 0 : ((exp + 112) << 23) | ((h & 0x3ffu) << 13));
-  }
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // Random values in [-1, 1] with 6 significant bits: exact in every type.
 void Fill(jitgemm::DataType t, std::vector<uint8_t>* buf, std::mt19937* rng) {
-  const int size = jitgemm::DataTypeSize(t);
-  for (size_t i = 0; i + size <= buf->size(); i += size) {
+  const int64_t count = static_cast<int64_t>(buf->size()) / jitgemm::DataTypeSize(t);
+  for (int64_t i = 0; i < count; ++i) {
     const float f = static_cast<float>(static_cast<int>((*rng)() % 129) - 64) / 64.0f;
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if (t == jitgemm::DataType::kF32) {
-      std::memcpy(buf->data() + i, &f, 4);
-    } else if (t == jitgemm::DataType::kBF16) {
-      const uint16_t h = static_cast<uint16_t>(u >> 16);
-      std::memcpy(buf->data() + i, &h, 2);
-    } else {
-      const uint32_t exp = (u >> 23) & 0xff;
-      const uint16_t h = f == 0 ? 0
-                                : static_cast<uint16_t>(((u >> 16) & 0x8000u) |
-                                                        ((exp - 112) << 10) | ((u >> 13) & 0x3ffu));
-      std::memcpy(buf->data() + i, &h, 2);
-    }
+    jitgemm::StoreAs(t, buf->data(), i, f);
   }
-}
-
-int64_t Index(const jitgemm::Operand& op, int64_t r, int64_t c, int64_t b) {
-  const int64_t stride = op.batch_stride < 0 ? 0 : op.batch_stride;
-  return b * stride + (op.layout == jitgemm::Layout::kRowMajor ? r * op.ld + c : c * op.ld + r);
-}
-
-double Activate(jitgemm::Activation a, double x) {
-  switch (a) {
-    case jitgemm::Activation::kRelu:
-      return x > 0 ? x : 0;
-    case jitgemm::Activation::kGeluTanh:
-      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case jitgemm::Activation::kGeluErf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case jitgemm::Activation::kSilu:
-      return x / (1 + std::exp(-x));
-    default:
-      return x;
-  }
-}
-
-// Relative Frobenius error of D against a float64 reference.
-double Verify(const jitgemm::GemmProblem& p, const std::vector<uint8_t>& a,
-              const std::vector<uint8_t>& b, const std::vector<uint8_t>& c,
-              const std::vector<uint8_t>& bias, const std::vector<uint8_t>& d) {
-  double num = 0, den = 0;
-  for (int64_t bb = 0; bb < p.batch_count; ++bb) {
-    for (int64_t i = 0; i < p.m; ++i) {
-      // alpha * (A B)[i, j] + beta * C + bias, for column j of B (of 2N when gated).
-      auto column = [&](int64_t j) {
-        double acc = 0;
-        for (int64_t k = 0; k < p.k; ++k) {
-          acc += static_cast<double>(Load(p.a.type, a, Index(p.a, i, k, bb))) *
-                 Load(p.b.type, b, Index(p.b, k, j, bb));
-        }
-        double v = p.epilogue.alpha * acc;
-        if (p.epilogue.beta != 0) v += p.epilogue.beta * Load(p.c.type, c, Index(p.c, i, j, bb));
-        if (p.epilogue.bias != jitgemm::BiasMode::kNone) {
-          v += Load(p.d.type, bias,
-                    (p.epilogue.bias == jitgemm::BiasMode::kPerColumn ? j : i) +
-                        bb * p.epilogue.bias_batch_stride);
-        }
-        return v;
-      };
-      for (int64_t j = 0; j < p.n; ++j) {
-        double v = Activate(p.epilogue.activation, column(j));
-        if (p.epilogue.gate == jitgemm::Gate::kHalves) v *= column(p.n + j);  // act(gate) * up
-        const double got = Load(p.d.type, d, Index(p.d, i, j, bb));
-        if (!std::isfinite(got)) return INFINITY;
-        num += (got - v) * (got - v);
-        den += v * v;
-      }
-    }
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 }  // namespace
@@ -213,7 +124,11 @@ int main(int argc, char** argv) {
       std::string error = "unchecked";
       if (check) {
         cudaMemcpy(hd.data(), d, hd.size(), cudaMemcpyDeviceToHost);
-        const double err = Verify(p, ha, hb, hc, hbias, hd);
+        const double err = jitgemm::support::RelativeError(
+            p, hd.data(),
+            jitgemm::support::ReferenceGemm(p, ha.data(), hb.data(),
+                                            hc.empty() ? nullptr : hc.data(),
+                                            hbias.empty() ? nullptr : hbias.data()));
         const double tol = p.d.type == jitgemm::DataType::kBF16  ? 1.6e-2
                            : p.d.type == jitgemm::DataType::kF16 ? 4e-3
                                                                  : 1e-4;
