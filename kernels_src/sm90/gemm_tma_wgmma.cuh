@@ -276,8 +276,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if (m0 >= S::kM) continue;
       if constexpr (kSplitCluster) {
         const unsigned buf = split_buf + consumer * CS::kBytes;
+        // Rank 1: rank 0 has initialised its barriers. Rank 0 waits too, so
+        // that every consumer thread that arrived on the cluster barrier also
+        // waits on it: without that wait compute-sanitizer's racecheck never
+        // finished a launch (docs/kernels.md).
+        if (handed == 0) ClusterWait();
         if (w.split == 1) {
-          if (handed == 0) ClusterWait();  // rank 0 has initialised its barriers
           CS::Push(acc, buf, partial(consumer), free_bar(consumer), handed++, thread);
           continue;
         }

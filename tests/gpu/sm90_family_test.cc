@@ -408,8 +408,8 @@ TEST_F(Sm90FamilyGpuTest, TilesOffTheStepsOf64MatchFloat64Reference) {
 }
 
 // The cluster split on a few tiles, one a cluster, M, N and K off the tile:
-// every hand-over is a cluster's first. Small enough for racecheck, which
-// still does not finish it (docs/kernels.md).
+// every hand-over is a cluster's first. Small enough for racecheck
+// (scripts/gpu_session.sh sanitize).
 TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewTilesMatchesFloat64Reference) {
   std::mt19937_64 rng(20261201);
   int ran = 0;
