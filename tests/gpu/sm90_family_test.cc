@@ -428,6 +428,28 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewTilesMatchesFloat64Reference) {
   EXPECT_EQ(ran, 2);
 }
 
+// The cluster split over two or three tiles per cluster (90 or 162 units for
+// 66 clusters), so that rank 1 waits for rank 0 to free its buffer before the
+// next hand-over; small enough in K for racecheck to check that reuse.
+TEST_F(Sm90FamilyGpuTest, ClusterSplitOverSeveralTilesPerClusterMatchesFloat64Reference) {
+  std::mt19937_64 rng(20261203);
+  int ran = 0;
+  for (const auto& [bm, consumers] : {std::pair{64, 1}, std::pair{128, 2}}) {
+    GemmProblem p = StridedBatch(1100, 520, 256, 1, ran);
+    p.epilogue.bias = BiasMode::kPerRow;
+    p.epilogue.activation = Activation::kSilu;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(bm, 64, consumers, 4, 1);
+    c.split_k = 2;
+    c.cluster_k = true;
+    c.pdl = ran % 2 == 0;
+    RunTwice(p, c, rng);
+    ++ran;
+  }
+  EXPECT_EQ(ran, 2);
+}
+
 // Cluster CTAs leave without a closing cluster barrier, once every remote
 // release of their ring stages has landed. Kernels of different shared-memory
 // layouts run back to back with PDL, so that a release landing late would hit
