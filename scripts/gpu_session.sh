@@ -51,7 +51,7 @@ if want sanitize; then
     --gtest_filter='PlanGpuTest.*' > "$out/racecheck.log" 2>&1
   summary+=("racecheck rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/racecheck.log" | tail -1)")
   # Shared-memory hazards of the TMA / wgmma pipeline, the staged epilogue and
-  # the cluster split's hand-over (its few-tiles and several-tiles tests). Not
+  # the cluster split's hand-over (its few- or several-tiles test). Not
   # the random tests nor the large cluster splits, on which racecheck stalls
   # (several tiles a cluster with a ring's worth of k slices a split,
   # docs/kernels.md); memcheck above covers them. A time

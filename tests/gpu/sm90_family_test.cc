@@ -407,47 +407,31 @@ TEST_F(Sm90FamilyGpuTest, TilesOffTheStepsOf64MatchFloat64Reference) {
   EXPECT_EQ(ran, 10);
 }
 
-// The cluster split on a few tiles, one a cluster, M, N and K off the tile:
-// every hand-over is a cluster's first. Small enough for racecheck
+// The cluster split on a few tiles, one a cluster (every hand-over is a
+// cluster's first), and on two or three tiles a cluster (90 or 162 units for
+// 66 clusters), so that rank 1 waits for rank 0 to free its buffer before each
+// later hand-over; M, N and K off the tile. Small enough for racecheck
 // (scripts/gpu_session.sh sanitize).
-TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewTilesMatchesFloat64Reference) {
+TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewOrSeveralTilesPerClusterMatchesFloat64Reference) {
   std::mt19937_64 rng(20261201);
   int ran = 0;
-  for (const auto& [bm, consumers] : {std::pair{64, 1}, std::pair{128, 2}}) {
-    GemmProblem p = StridedBatch(130, 72, 200, 1, ran);
-    p.epilogue.bias = BiasMode::kPerColumn;
-    p.epilogue.activation = Activation::kGeluErf;
-    p = Canonicalize(p);
-    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-    jit::KernelConfig c = jit::Sm90Config(bm, 64, consumers, 4, 1);
-    c.split_k = 2;
-    c.cluster_k = true;
-    RunTwice(p, c, rng);
-    ++ran;
+  for (const auto& [m, n, k] : {std::tuple{130, 72, 200}, std::tuple{1100, 520, 256}}) {
+    const bool several = m > 1000;
+    for (const auto& [bm, consumers] : {std::pair{64, 1}, std::pair{128, 2}}) {
+      GemmProblem p = StridedBatch(m, n, k, 1, ran);
+      p.epilogue.bias = several ? BiasMode::kPerRow : BiasMode::kPerColumn;
+      p.epilogue.activation = several ? Activation::kSilu : Activation::kGeluErf;
+      p = Canonicalize(p);
+      ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+      jit::KernelConfig c = jit::Sm90Config(bm, 64, consumers, 4, 1);
+      c.split_k = 2;
+      c.cluster_k = true;
+      c.pdl = ran % 2 == 0;
+      RunTwice(p, c, rng);
+      ++ran;
+    }
   }
-  EXPECT_EQ(ran, 2);
-}
-
-// The cluster split over two or three tiles per cluster (90 or 162 units for
-// 66 clusters), so that rank 1 waits for rank 0 to free its buffer before the
-// next hand-over; small enough in K for racecheck to check that reuse.
-TEST_F(Sm90FamilyGpuTest, ClusterSplitOverSeveralTilesPerClusterMatchesFloat64Reference) {
-  std::mt19937_64 rng(20261203);
-  int ran = 0;
-  for (const auto& [bm, consumers] : {std::pair{64, 1}, std::pair{128, 2}}) {
-    GemmProblem p = StridedBatch(1100, 520, 256, 1, ran);
-    p.epilogue.bias = BiasMode::kPerRow;
-    p.epilogue.activation = Activation::kSilu;
-    p = Canonicalize(p);
-    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-    jit::KernelConfig c = jit::Sm90Config(bm, 64, consumers, 4, 1);
-    c.split_k = 2;
-    c.cluster_k = true;
-    c.pdl = ran % 2 == 0;
-    RunTwice(p, c, rng);
-    ++ran;
-  }
-  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(ran, 4);
 }
 
 // Cluster CTAs leave without a closing cluster barrier, once every remote
