@@ -55,6 +55,9 @@ std::vector<KernelConfig> ProposeConfigs(const GemmProblem& p, const TargetInfo&
       }
       // Families may decline PDL per config (it costs some shapes time).
       c.pdl = c.pdl && options.pdl && target.sm >= 90;
+      // The wgmma family reads the first ring slices' B before the previous
+      // grid finishes wherever the caller promises constant B.
+      if (f == Family::kSm90 && c.pdl && options.constant_b) c.early_b = true;
       // Early reads of B need both PDL and the caller's constant_b promise.
       if (c.early_b && !(c.pdl && options.constant_b)) continue;
       if (!family.Supports(p, c, target).ok()) continue;

@@ -6,7 +6,9 @@
 // warpgroups (1 or 2), stages = shared-memory ring depth, cluster_m = CTAs per
 // cluster along M, split_k = work items per tile along K, ping_pong = the two
 // consumer warpgroups take alternate whole tiles (no split-K), split_units =
-// only the last units are split (those of a last, partial wave). What TMA
+// only the last units are split (those of a last, partial wave), early_b = the
+// first ring slices' B tiles are loaded before the wait for the previous grid
+// (set by ProposeConfigs where the caller promises constant_b). What TMA
 // cannot address (rows of A or B not 16-byte aligned) is refused and left to
 // the other families.
 #include "jit/families/sm90.h"
@@ -139,8 +141,8 @@ class Sm90Family final : public KernelFamily {
     if (p.a.type != p.b.type || (p.a.type != DataType::kF16 && p.a.type != DataType::kBF16)) {
       return absl::UnimplementedError("sm90 kernels need fp16 or bf16 A and B of one type");
     }
-    if (c.runtime_m || c.early_b || c.x_copy != 0) {
-      return absl::InvalidArgumentError("sm90 kernels take exact M, no early B, no bulk x");
+    if (c.runtime_m || c.x_copy != 0) {
+      return absl::InvalidArgumentError("sm90 kernels take exact M and no bulk x");
     }
     const int64_t k_tiles = CeilDiv(p.k, kBlockK);
     if (c.split_k < 1 || c.split_k > 16 ||
@@ -390,6 +392,7 @@ class Sm90Family final : public KernelFamily {
         ";\n  static constexpr bool kTmaStore = ", Sm90TmaStore(p, c) ? "true" : "false", ";\n",
         Gated(p) ? "  static constexpr int kGate = 1;\n" : "",
         c.ping_pong ? "  static constexpr bool kPingPong = true;\n" : "",
+        c.early_b ? "  static constexpr bool kEarlyB = true;\n" : "",
         c.split_units > 0
             ? absl::StrCat("  static constexpr int kSplitUnits = ", c.split_units, ";\n")
             : "",

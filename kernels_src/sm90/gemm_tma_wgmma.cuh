@@ -26,6 +26,10 @@
 //                           distributed shared memory (split_cluster.cuh)
 //   kGate (optional)        1: B is K x 2N [gate | up] and D = act(gate) * up
 //                           (gate.cuh); a tile then covers kBlockN / 2 columns of D
+//   kEarlyB (optional)      true (with kPdl): no earlier kernel on the stream
+//                           writes B (Options::constant_b), so the producer
+//                           loads the B tiles of the first (up to 4) k slices
+//                           before waiting for the previous grid
 //   kPingPong (optional)    true: two consumer warpgroups take alternate tiles,
 //                           kBlockM = 64 * (1 or 2) each (tile_scheduler.cuh);
 //                           no split-K
@@ -104,6 +108,15 @@ __device__ __forceinline__ void Store(const GemmArgs& args, float (&acc)[kMI][kB
   }
 }
 
+template <class S, class = void>
+struct EarlyBOf {
+  static constexpr bool value = false;
+};
+template <class S>
+struct EarlyBOf<S, decltype(void(S::kEarlyB))> {
+  static constexpr bool value = S::kEarlyB;
+};
+
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     GemmTmaWgmma(const __grid_constant__ GemmArgs args, const __grid_constant__ TensorMaps maps) {
@@ -175,17 +188,44 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     // Rank 1 waits for this before its first push into rank 0.
     if (kSplitCluster) ClusterArrive();
   }
-  if (S::kPdl) GridDependencyWait();
+  constexpr bool kEarlyB = S::kPdl && EarlyBOf<S>::value;
+  // The producer warpgroup reads nothing another kernel writes but A (and B
+  // without kEarlyB), so with kEarlyB its thread 0 waits on its own, later.
+  if (S::kPdl && !(kEarlyB && warpgroup == 0)) GridDependencyWait();
 
   if (warpgroup == 0) {
     RegDealloc<40>();
     if (threadIdx.x == 0) {
+      // kEarlyB: the B tiles of the first `early` slices (fresh stages, so
+      // nothing to wait for) go out while the previous grid may still run;
+      // their A tiles follow the dependency wait.
+      int early = 0;
+      if constexpr (kEarlyB) {
+        // Four: each A tile queues behind the B tiles sent before it, and
+        // with the whole ring's B early the first slice landed later than
+        // with none (docs/kernels.md, "Early B").
+        constexpr int kEarly = kStages < 4 ? kStages : 4;
+        for (int item = cluster; item < kItems && early < kEarly; item += clusters) {
+          const Work w = Works::At(item);
+          const typename Sched::Tile t = Sched::Get(w.unit, rank);
+          for (int kt = w.k_begin; kt < w.k_end && early < kEarly; ++kt, ++early) {
+            MbarArriveExpectTx(full(early), ML::kStageBytes);
+            ML::LoadB(&maps.b, smem + early * ML::kStageBytes, full(early), kt, t.tile_n, t.batch,
+                      rank);
+          }
+        }
+        GridDependencyWait();
+      }
       int it = 0;
       for (int item = cluster; item < kItems; item += clusters) {
         const Work w = Works::At(item);
         const typename Sched::Tile t = Sched::Get(w.unit, rank);
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
           const int s = it % kStages;
+          if (kEarlyB && it < early) {
+            ML::LoadA(&maps.a, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.batch);
+            continue;
+          }
           MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
           MbarArriveExpectTx(full(s), ML::kStageBytes);
           ML::Load(&maps.a, &maps.b, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.tile_n,

@@ -70,7 +70,14 @@ struct Mainloop {
   __device__ __forceinline__ static void Load(const TensorMap* map_a, const TensorMap* map_b,
                                               unsigned stage, unsigned full, int kt, int tm, int tn,
                                               int batch, unsigned rank) {
-    const int ba = BatchCoord<S::kStrideA>(batch), bb = BatchCoord<S::kStrideB>(batch);
+    LoadA(map_a, stage, full, kt, tm, batch);
+    LoadB(map_b, stage, full, kt, tn, batch, rank);
+  }
+
+  // The A half of Load.
+  __device__ __forceinline__ static void LoadA(const TensorMap* map_a, unsigned stage,
+                                               unsigned full, int kt, int tm, int batch) {
+    const int ba = BatchCoord<S::kStrideA>(batch);
     const int k0 = kt * kBK;
     if (kTransA == 0) {
       TmaLoad3d(stage, map_a, full, k0, tm * kBM, ba);
@@ -80,6 +87,15 @@ struct Mainloop {
         TmaLoad3d(stage + c * kBlock, map_a, full, tm * kBM + 64 * c, k0, ba);
       }
     }
+  }
+
+  // The B half of Load: this CTA's share of the B tile, multicast to the
+  // cluster.
+  __device__ __forceinline__ static void LoadB(const TensorMap* map_b, unsigned stage,
+                                               unsigned full, int kt, int tn, int batch,
+                                               unsigned rank) {
+    const int bb = BatchCoord<S::kStrideB>(batch);
+    const int k0 = kt * kBK;
     const unsigned b_stage = stage + kATile;
     constexpr unsigned short kMask = (1u << kClusterM) - 1;
     if (kTransB == 0 && kGated && kClusterM == 1) {

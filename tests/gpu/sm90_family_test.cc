@@ -434,6 +434,62 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitOfFewOrSeveralTilesPerClusterMatchesFloat6
   EXPECT_EQ(ran, 4);
 }
 
+// Options::constant_b: the producer loads the first ring slices' B before the
+// wait for the previous grid (kEarlyB). Each kernel runs back to back with PDL
+// against its twin without early B: one k slice, fewer slices than the ring
+// (the early loads cross into the CTA's next tiles) and more; clusters, split
+// through the workspace or a cluster, ping-pong, a gate, an N-major B.
+TEST_F(Sm90FamilyGpuTest, EarlyBKernelsBackToBackMatchFloat64Reference) {
+  std::mt19937_64 rng(20261128);
+  int ran = 0;
+  struct Case {
+    int64_t m, n, k, batch;
+    int bm, bn, consumers, stages, cluster, split;
+    bool cluster_k, ping_pong, gated, n_major_b;
+  };
+  for (const Case& t : {Case{300, 520, 64, 6, 128, 128, 2, 4, 2, 1, false, false, false, false},
+                        Case{200, 1000, 200, 3, 64, 128, 1, 8, 1, 1, false, false, false, true},
+                        Case{1100, 520, 1000, 1, 128, 256, 2, 4, 2, 1, false, false, false, false},
+                        Case{256, 1024, 2048, 1, 64, 64, 1, 12, 1, 2, true, false, false, false},
+                        Case{256, 1024, 2048, 1, 64, 128, 1, 8, 1, 3, false, false, false, false},
+                        Case{640, 1000, 520, 2, 128, 128, 2, 4, 1, 1, false, true, false, false},
+                        Case{520, 1000, 328, 2, 128, 256, 2, 4, 2, 1, false, false, true, false}}) {
+    GemmProblem p = StridedBatch(t.m, t.n, t.k, t.batch, ran);
+    if (t.gated) {
+      p.epilogue.gate = Gate::kHalves;
+      p.b.batch_stride = p.k * BColumns(p);
+    }
+    p.b.layout = t.n_major_b ? Layout::kRowMajor : Layout::kColMajor;
+    p.epilogue.bias = ran % 2 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+    if (t.gated) p.epilogue.bias = BiasMode::kPerColumn;
+    p.epilogue.activation = ran % 2 ? Activation::kSilu : Activation::kGeluErf;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    std::vector<std::unique_ptr<JitBackend>> backends;
+    for (const bool early : {true, false}) {
+      jit::KernelConfig c = jit::Sm90Config(t.bm, t.bn, t.consumers, t.stages, t.cluster);
+      c.split_k = t.split;
+      c.cluster_k = t.cluster_k;
+      c.ping_pong = t.ping_pong;
+      c.early_b = early;
+      c.pdl = true;
+      Options options;
+      options.constant_b = true;
+      bool compiled = false;
+      auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+      ASSERT_TRUE(backend.ok()) << c.ToString() << ": " << backend.status();
+      backends.push_back(std::move(*backend));
+    }
+    EXPECT_EQ(RunOne(p, *backends[0], rng, backends[1].get(), /*pairs=*/10), "")
+        << DebugString(p) << " " << backends[0]->Describe();
+    EXPECT_EQ(RunOne(p, *backends[0], rng, backends[0].get(), /*pairs=*/10), "")
+        << DebugString(p) << " " << backends[0]->Describe() << " twice";
+    ++ran;
+  }
+  std::printf("early-B kernels back to back: %d configs\n", ran);
+  EXPECT_EQ(ran, 7);
+}
+
 // Cluster CTAs leave without a closing cluster barrier, once every remote
 // release of their ring stages has landed. Kernels of different shared-memory
 // layouts run back to back with PDL, so that a release landing late would hit

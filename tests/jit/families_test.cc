@@ -110,12 +110,40 @@ TEST(FamiliesTest, FamiliesRefuseWhatTheyCannotDo) {
   EXPECT_EQ(ProposeConfigs(f32, target, o).front().family, Family::kSimt);
 }
 
+// The wgmma family has no separate early kernels: under constant_b and PDL
+// each of its configs loads its first ring slices' B before the wait.
+TEST(FamiliesTest, ConstantBMakesEverySm90ConfigReadBEarly) {
+  const TargetInfo hopper = OfflineTarget(90);
+  const GemmProblem p = Linear(1024, 1024, 1024, DataType::kF16);
+  const KernelFamily& sm90 = GetFamily(Family::kSm90);
+  Options o;
+  int seen = 0;
+  for (const KernelConfig& c : ProposeConfigs(p, hopper, o)) {
+    if (c.family != Family::kSm90) continue;
+    ++seen;
+    EXPECT_FALSE(c.early_b) << c.ToString();
+    EXPECT_EQ(sm90.ExtraSpecFields(p, c).find("kEarlyB"), std::string::npos);
+  }
+  EXPECT_GT(seen, 0);
+  o.constant_b = true;
+  for (const KernelConfig& c : ProposeConfigs(p, hopper, o)) {
+    if (c.family != Family::kSm90) continue;
+    EXPECT_TRUE(c.early_b && c.pdl) << c.ToString();
+    EXPECT_NE(sm90.ExtraSpecFields(p, c).find("kEarlyB = true"), std::string::npos);
+    EXPECT_NE(c.ToString().find(" eb=1"), std::string::npos);
+  }
+  o.pdl = false;  // no early read without PDL
+  for (const KernelConfig& c : ProposeConfigs(p, hopper, o)) {
+    EXPECT_FALSE(c.early_b) << c.ToString();
+  }
+}
+
 TEST(FamiliesTest, ConstantBAddsEarlyWeightKernelsUnderPdlOnly) {
   const TargetInfo hopper = OfflineTarget(90), ampere = OfflineTarget(80);
   const GemmProblem decode = Linear(1, 2048, 4096, DataType::kBF16);
   auto early_count = [](const std::vector<KernelConfig>& configs) {
     int n = 0;
-    for (const KernelConfig& c : configs) n += c.early_b;
+    for (const KernelConfig& c : configs) n += c.early_b && c.family == Family::kSmallM;
     return n;
   };
   Options o;
