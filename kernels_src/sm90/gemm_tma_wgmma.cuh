@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if constexpr (kEarlyB) {
         // Four: each A tile queues behind the B tiles sent before it, and
         // with the whole ring's B early the first slice landed later than
-        // with none (docs/kernels.md, "Early B").
+        // with none (docs/kernels.md, "Early B in the sm90 family").
         constexpr int kEarly = kStages < 4 ? kStages : 4;
         for (int item = cluster; item < kItems && early < kEarly; item += clusters) {
           const Work w = Works::At(item);
