@@ -181,13 +181,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
     FenceBarrierInit();
   }
-  if (S::kClusterM > 1) {
-    ClusterSync();
-  } else {
-    __syncthreads();
-    // Rank 1 waits for this before its first push into rank 0.
-    if (kSplitCluster) ClusterArrive();
-  }
+  __syncthreads();
+  // A peer's barriers must be initialised before this CTA multicasts into
+  // them or releases its stages. Every thread arrives here and waits only
+  // before its first such step: a cluster barrier right here held the first
+  // load 0.55 us behind the unclustered kernel's (docs/kernels.md, "Cluster start").
+  if (S::kClusterM > 1) ClusterArriveRelaxed();
+  // Rank 1 waits for this before its first push into rank 0.
+  if (kSplitCluster) ClusterArrive();
   constexpr bool kEarlyB = S::kPdl && EarlyBOf<S>::value;
   // The producer warpgroup reads nothing another kernel writes but A (and B
   // without kEarlyB), so with kEarlyB its thread 0 waits on its own, later.
@@ -195,6 +196,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   if (warpgroup == 0) {
     RegDealloc<40>();
+    if (S::kClusterM > 1) ClusterWait();
     if (threadIdx.x == 0) {
       // kEarlyB: the B tiles of the first `early` slices (fresh stages, so
       // nothing to wait for) go out while the previous grid may still run;
@@ -246,6 +248,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     }
   } else {
     RegAlloc<S::kConsumers == 1 ? 240 : 232>();
+    bool cluster_waited = S::kClusterM == 1;  // see the arrive above
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % 128;
     int it = 0;
@@ -272,6 +275,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       const int n0 = t.tile_n * ML::kOutBN;
       typename Sm90Smem<S>::Bias bias;
       bias.Load(args, t.batch, m0, n0, thread);
+      if (!cluster_waited) {
+        ClusterWait();
+        cluster_waited = true;
+      }
       if (kPingPong) {
         it = position * kKTiles;
         if (position > 0) WaitTurn(consumer);

@@ -102,6 +102,13 @@ __device__ __forceinline__ void ClusterArrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 #endif
 }
+// An arrive that orders nothing: enough where every shared-memory location a
+// peer will touch is an mbarrier made visible by FenceBarrierInit.
+__device__ __forceinline__ void ClusterArriveRelaxed() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
 __device__ __forceinline__ void ClusterWait() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
