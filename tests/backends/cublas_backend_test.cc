@@ -53,20 +53,25 @@ int64_t Extent(const Operand& op, int64_t batches, int64_t rows, int64_t cols) {
   return Index(op, batches - 1, rows - 1, cols - 1) + 1;
 }
 
+// `offset` bytes past the start of a cudaMalloc'ed block, which lies on 256.
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(size_t bytes) { EXPECT_EQ(cudaMalloc(&ptr_, bytes), cudaSuccess); }
+  explicit DeviceBuffer(size_t bytes, size_t offset = 0) : offset_(offset) {
+    EXPECT_EQ(cudaMalloc(&ptr_, bytes + offset), cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(ptr_); }
-  void* get() const { return ptr_; }
+  void* get() const { return static_cast<char*>(ptr_) + offset_; }
 
  private:
   void* ptr_ = nullptr;
+  size_t offset_;
 };
 
 // One problem with random inputs on host and device, and its reference.
 class Case {
  public:
-  explicit Case(const GemmProblem& p) : p_(p) {
+  // `offset`: bytes by which every device pointer misses 256-byte alignment.
+  explicit Case(const GemmProblem& p, size_t offset = 0) : p_(p), offset_(offset) {
     std::mt19937 rng(42);
     std::uniform_int_distribution<int> dist(-64, 64);
     // k / 64 is exact in f16, bf16 and f32: the reference sees the stored values.
@@ -138,15 +143,16 @@ class Case {
   }
 
  private:
-  static std::unique_ptr<DeviceBuffer> Upload(const HostMatrix& h) {
+  std::unique_ptr<DeviceBuffer> Upload(const HostMatrix& h) const {
     const std::vector<unsigned char> bytes = h.Encode();
-    auto buf = std::make_unique<DeviceBuffer>(bytes.size());
+    auto buf = std::make_unique<DeviceBuffer>(bytes.size(), offset_);
     EXPECT_EQ(cudaMemcpy(buf->get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
               cudaSuccess);
     return buf;
   }
 
   GemmProblem p_;
+  size_t offset_;
   HostMatrix a_, b_, c_, d_, bias_;
   std::unique_ptr<DeviceBuffer> da_, db_, dc_, dd_, dbias_;
 };
@@ -249,6 +255,27 @@ TEST_P(CublasBackendCaseTest, MatchesFloat64Reference) {
   ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
+      << (*backend)->Describe();
+}
+
+// Pointers 16 bytes past 256-byte alignment, which the default
+// Options::pointer_alignment allows, then cudaMalloc's own on the same backend.
+TEST_P(CublasBackendCaseTest, MatchesFloat64ReferenceWithSixteenBytePointers) {
+  JITGEMM_REQUIRE_GPU();
+  const NamedProblem& np = GetParam();
+  Options options;
+  options.allow_tf32 = np.tf32;
+  auto backend = CreateCublasBackend(np.problem, options);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  Case c(np.problem, /*offset=*/16);
+  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok()) << (*backend)->Describe();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
+      << (*backend)->Describe();
+  Case aligned(np.problem);
+  ASSERT_TRUE((*backend)->Run(aligned.pointers(), nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LT(aligned.Error(aligned.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
       << (*backend)->Describe();
 }
 
