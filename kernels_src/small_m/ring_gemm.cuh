@@ -85,7 +85,9 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       sm90::FenceBarrierInit();
     }
     if (Tr::kXCluster > 1) {
-      sm90::ClusterSync();
+      // Waited on just before the first multicast (IssueXBulk), so that the
+      // cluster barrier's latency hides behind the W loads issued before it.
+      sm90::ClusterArriveRelaxed();
     } else {
       __syncthreads();
     }
@@ -241,6 +243,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   }
   if (kTriggerLate && kTrigAt < kStages) LaunchDependents();
 
+  if constexpr (Tr::kXMulti && Tr::kXCluster > 1) sm90::ClusterWait();
   if constexpr (Tr::kXMulti) IssueXBulk<S>(abase, c_cta, m_rt, s_xbar);
 
   if (!kXRing && !Tr::kXMulti) {
