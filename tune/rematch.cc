@@ -1,5 +1,7 @@
 #include "tune/rematch.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -13,34 +15,53 @@ bool IsCloseCall(const Choice& choice, double margin) {
          choice.jit_ratio < 1.0 + kRematchWindow;
 }
 
+std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice) {
+  std::vector<std::pair<double, int>> near;
+  if (choice.best_jit < 0) return {};
+  const Timing& best = timings[choice.best_jit];
+  for (int i = 0; i < static_cast<int>(timings.size()); ++i) {
+    const Timing& t = timings[i];
+    if (i == choice.best_jit || t.is_cublas || t.pruned || t.us.size() != best.us.size()) continue;
+    double worse = 0;
+    for (size_t k = 0; k < t.us.size(); ++k) {
+      if (t.us[k] < 0 || best.us[k] <= 0) worse = INFINITY;
+      if (worse != INFINITY) worse = std::max(worse, t.us[k] / best.us[k]);
+    }
+    if (worse < 1.0 + kRematchWindow) near.emplace_back(worse, i);
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<int> out;
+  for (const auto& [ratio, i] : near) {
+    if (static_cast<int>(out.size()) == kRematchRunnersUp) break;
+    out.push_back(i);
+  }
+  return out;
+}
+
 absl::Status Rematch(CandidateTimer& timer, const std::vector<Regime>& regimes,
-                     const Backend& jit_backend, Timing& jit, const Backend& cublas_backend,
-                     Timing& cublas, MeasureBudget& budget) {
-  struct Side {
-    const Backend* backend;
-    Timing* timing;
-    std::vector<std::vector<double>> samples;  // per regime
-  };
-  Side sides[2] = {{&jit_backend, &jit, {}}, {&cublas_backend, &cublas, {}}};
-  for (Side& side : sides) {
-    for (size_t k = 0; k < regimes.size(); ++k) side.samples.push_back({side.timing->us.at(k)});
+                     const std::vector<RematchSide>& sides, MeasureBudget& budget) {
+  const int n = static_cast<int>(sides.size());
+  std::vector<std::vector<std::vector<double>>> samples(n);  // side, regime, samples
+  for (int s = 0; s < n; ++s) {
+    for (size_t k = 0; k < regimes.size(); ++k) samples[s].push_back({sides[s].timing->us.at(k)});
   }
   for (int round = 0; round < kRematchRounds; ++round) {
-    // The JIT kernel goes first in even rounds, cuBLAS in odd ones.
-    for (int turn = 0; turn < 2; ++turn) {
-      Side& side = sides[(round + turn) % 2];
+    // Round r starts with side r, so that no side is always timed first.
+    for (int turn = 0; turn < n; ++turn) {
+      const int s = (round + turn) % n;
       for (size_t k = 0; k < regimes.size(); ++k) {
         absl::StatusOr<Measurement> m =
-            Measure(timer, *side.backend, regimes[k], /*best_us=*/-1, /*protect=*/true, budget,
+            Measure(timer, *sides[s].backend, regimes[k], /*best_us=*/-1, /*protect=*/true, budget,
                     /*max_replays=*/1);
         if (!m.ok()) return m.status();
-        side.samples[k].push_back(m->us);
+        samples[s][k].push_back(m->us);
       }
     }
   }
-  for (Side& side : sides) {
+  for (int s = 0; s < n; ++s) {
     for (size_t k = 0; k < regimes.size(); ++k) {
-      side.timing->us[k] = MedianOf(std::move(side.samples[k]));
+      sides[s].timing->us[k] = MedianOf(std::move(samples[s][k]));
     }
   }
   return absl::OkStatus();

@@ -6,9 +6,14 @@
 // to flip a decision made with a 3% margin. When the best JIT kernel's worse
 // ratio to the cuBLAS pick lies within kRematchWindow of the margin on either
 // side, both are timed kRematchRounds more times (one graph replay each, after
-// its warm-up), alternating which goes first, and each keeps the median of all
-// its measurements in each regime; the rule (tune/selection.h) then decides on
-// those. That costs two candidates' worth of calls on top of a tuning run.
+// its warm-up), each round starting with the next one, and each keeps the
+// median of all its measurements in each regime; the rule (tune/selection.h)
+// then decides on those. Up to kRematchRunnersUp other JIT kernels within
+// kRematchWindow of the best one join them: the same drift can put the wrong
+// JIT kernel first (seed 001's grouped linear: one tuning timed a kernel at
+// 266.6 us that ran 289.4 in the benchmark, ahead of one at 273.2 that ran
+// 277; bench/results/2026-11-27-h100-s19-split-twins.log). That costs two to
+// four candidates' worth of calls on top of a tuning run.
 //
 // Thread safety: functions of their arguments.
 #ifndef JITGEMM_TUNE_REMATCH_H_
@@ -27,20 +32,31 @@ namespace jitgemm::tune {
 
 inline constexpr double kRematchWindow = 0.05;
 inline constexpr int kRematchRounds = 2;
+inline constexpr int kRematchRunnersUp = 2;
 
 // Whether `choice` (with `margin`) is close enough to be timed again: both a
 // cuBLAS pick and a JIT kernel ran, and the JIT kernel's worse ratio lies in
 // (1 - margin - kRematchWindow, 1 + kRematchWindow).
 bool IsCloseCall(const Choice& choice, double margin);
 
-// Times `jit` and `cublas` (run by `jit_backend` and `cublas_backend`) again in
-// every regime of `regimes`, kRematchRounds rounds with the first of each
-// round alternating, and replaces each one's time per regime by the median of
-// its first measurement and these. On a measurement error the times are left
-// as they were and the error is returned.
+// The JIT kernels, other than `choice`'s best one, whose time lies within
+// kRematchWindow of the best one's in every regime, nearest first, at most
+// kRematchRunnersUp (indices into `timings`; none stopped early).
+std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice);
+
+// One candidate to time again: its backend and its timing.
+struct RematchSide {
+  const Backend* backend;
+  Timing* timing;
+};
+
+// Times every side again in every regime of `regimes`, kRematchRounds rounds,
+// round r starting with side r (mod the count), and replaces each one's time
+// per regime by the median of its first measurement and these. On a
+// measurement error the times are left as they were and the error is
+// returned.
 absl::Status Rematch(CandidateTimer& timer, const std::vector<Regime>& regimes,
-                     const Backend& jit_backend, Timing& jit, const Backend& cublas_backend,
-                     Timing& cublas, MeasureBudget& budget);
+                     const std::vector<RematchSide>& sides, MeasureBudget& budget);
 
 }  // namespace jitgemm::tune
 

@@ -158,10 +158,14 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     Choice choice = ChooseFastest(timings, r.margin, regime_names);
     bool rematched = false;
     if (IsCloseCall(choice, r.margin)) {
-      Timing& jit = timings[choice.best_jit];
-      Timing& lib = timings[choice.cublas];
-      if (Rematch(**timer, regimes, *built.at(jit.name), jit, *built.at(lib.name), lib, budget)
-              .ok()) {
+      std::vector<RematchSide> sides;
+      for (int i : {choice.best_jit, choice.cublas}) {
+        sides.push_back({built.at(timings[i].name).get(), &timings[i]});
+      }
+      for (int i : RunnersUp(timings, choice)) {
+        sides.push_back({built.at(timings[i].name).get(), &timings[i]});
+      }
+      if (Rematch(**timer, regimes, sides, budget).ok()) {
         rematched = true;
         choice = ChooseFastest(timings, r.margin, regime_names);
       }
