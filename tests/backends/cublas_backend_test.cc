@@ -242,41 +242,40 @@ std::vector<NamedProblem> LtCases() {
   return cases;
 }
 
-class CublasBackendCaseTest : public ::testing::TestWithParam<NamedProblem> {};
+class CublasBackendCaseTest : public ::testing::TestWithParam<NamedProblem> {
+ protected:
+  static absl::StatusOr<std::unique_ptr<Backend>> Create(const NamedProblem& np) {
+    Options options;
+    options.allow_tf32 = np.tf32;
+    return CreateCublasBackend(np.problem, options);
+  }
+
+  // Runs `backend` on a fresh case whose pointers lie `offset` bytes past 256
+  // and checks D against float64.
+  static void RunAndCheck(const Backend& backend, const NamedProblem& np, size_t offset) {
+    Case c(np.problem, offset);
+    ASSERT_TRUE(backend.Run(c.pointers(), nullptr).ok()) << backend.Describe();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
+        << backend.Describe() << ", pointers " << offset << " bytes past 256";
+  }
+};
 
 TEST_P(CublasBackendCaseTest, MatchesFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
-  const NamedProblem& np = GetParam();
-  Options options;
-  options.allow_tf32 = np.tf32;
-  auto backend = CreateCublasBackend(np.problem, options);
+  auto backend = Create(GetParam());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  Case c(np.problem);
-  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
-      << (*backend)->Describe();
+  RunAndCheck(**backend, GetParam(), 0);
 }
 
 // Pointers 16 bytes past 256-byte alignment, which the default
 // Options::pointer_alignment allows, then cudaMalloc's own on the same backend.
 TEST_P(CublasBackendCaseTest, MatchesFloat64ReferenceWithSixteenBytePointers) {
   JITGEMM_REQUIRE_GPU();
-  const NamedProblem& np = GetParam();
-  Options options;
-  options.allow_tf32 = np.tf32;
-  auto backend = CreateCublasBackend(np.problem, options);
+  auto backend = Create(GetParam());
   ASSERT_TRUE(backend.ok()) << backend.status();
-  Case c(np.problem, /*offset=*/16);
-  ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok()) << (*backend)->Describe();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_LT(c.Error(c.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
-      << (*backend)->Describe();
-  Case aligned(np.problem);
-  ASSERT_TRUE((*backend)->Run(aligned.pointers(), nullptr).ok());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_LT(aligned.Error(aligned.Reference(true)), Tolerance(np.problem.d.type, np.tf32))
-      << (*backend)->Describe();
+  RunAndCheck(**backend, GetParam(), 16);
+  RunAndCheck(**backend, GetParam(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Lt, CublasBackendCaseTest, ::testing::ValuesIn(LtCases()),
