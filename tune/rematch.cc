@@ -1,7 +1,6 @@
 #include "tune/rematch.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -16,26 +15,25 @@ bool IsCloseCall(const Choice& choice, double margin) {
 }
 
 std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice) {
-  std::vector<std::pair<double, int>> near;
   if (choice.best_jit < 0) return {};
   const Timing& best = timings[choice.best_jit];
+  std::vector<std::pair<double, int>> near;  // worse ratio to the best, index
   for (int i = 0; i < static_cast<int>(timings.size()); ++i) {
     const Timing& t = timings[i];
     if (i == choice.best_jit || t.is_cublas || t.pruned || t.us.size() != best.us.size()) continue;
     double worse = 0;
-    for (size_t k = 0; k < t.us.size(); ++k) {
-      if (t.us[k] < 0 || best.us[k] <= 0) worse = INFINITY;
-      if (worse != INFINITY) worse = std::max(worse, t.us[k] / best.us[k]);
+    bool ran = true;
+    for (size_t k = 0; k < t.us.size() && ran; ++k) {
+      ran = t.us[k] >= 0 && best.us[k] > 0;
+      if (ran) worse = std::max(worse, t.us[k] / best.us[k]);
     }
-    if (worse < 1.0 + kRematchWindow) near.emplace_back(worse, i);
+    if (ran && worse < 1.0 + kRematchWindow) near.emplace_back(worse, i);
   }
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (near.size() > static_cast<size_t>(kRematchRunnersUp)) near.resize(kRematchRunnersUp);
   std::vector<int> out;
-  for (const auto& [ratio, i] : near) {
-    if (static_cast<int>(out.size()) == kRematchRunnersUp) break;
-    out.push_back(i);
-  }
+  for (const auto& [ratio, i] : near) out.push_back(i);
   return out;
 }
 

@@ -158,13 +158,10 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     Choice choice = ChooseFastest(timings, r.margin, regime_names);
     bool rematched = false;
     if (IsCloseCall(choice, r.margin)) {
+      std::vector<int> again = {choice.best_jit, choice.cublas};
+      for (int i : RunnersUp(timings, choice)) again.push_back(i);
       std::vector<RematchSide> sides;
-      for (int i : {choice.best_jit, choice.cublas}) {
-        sides.push_back({built.at(timings[i].name).get(), &timings[i]});
-      }
-      for (int i : RunnersUp(timings, choice)) {
-        sides.push_back({built.at(timings[i].name).get(), &timings[i]});
-      }
+      for (int i : again) sides.push_back({built.at(timings[i].name).get(), &timings[i]});
       if (Rematch(**timer, regimes, sides, budget).ok()) {
         rematched = true;
         choice = ChooseFastest(timings, r.margin, regime_names);
