@@ -108,7 +108,7 @@ __device__ __forceinline__ void VectorChunk(typename S::ElementD* d,
   }
   Chunk<Tr::kBytes> out;
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) v[e] = Activate<S::kAct>(v[e]);
+  for (int e = 0; e < kVec; ++e) v[e] = ActivateFor<T, S::kAct>(v[e]);
 #pragma unroll
   for (int i = 0; i < Tr::kBytes / 4; ++i) out.w[i] = ChunkWord<T>(v, i);
   *reinterpret_cast<Chunk<Tr::kBytes>*>(d) = out;
@@ -123,7 +123,7 @@ __device__ __forceinline__ void ScalarChunk(typename S::ElementD* d,
   for (int e = 0; e < count; ++e) {
     float v = ToFloat(d[e]);
     if (S::kBias != 0) v += ToFloat(bias[Tr::kBiasAlong ? e : 0]);
-    d[e] = FromFloat<T>(Activate<S::kAct>(v));
+    d[e] = FromFloat<T>(ActivateFor<T, S::kAct>(v));
   }
 }
 

@@ -111,8 +111,8 @@ struct Epilogue {
             v0 += brow[mi][h];
             v1 += brow[mi][h];
           }
-          v0 = Activate<S::kAct>(v0);
-          v1 = Activate<S::kAct>(v1);
+          v0 = ActivateFor<D, S::kAct>(v0);
+          v1 = ActivateFor<D, S::kAct>(v1);
           if (kVecD && ok1) {
             StorePairVec<D>(d + Offset<S::kRowD, S::kLdd>(row, col), v0, v1);
           } else {

@@ -108,7 +108,7 @@ struct Epilogue {
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {
 #pragma unroll
-        for (int r = 0; r < kBN / 2; ++r) acc[i][r] = Activate<S::kAct>(acc[i][r]);
+        for (int r = 0; r < kBN / 2; ++r) acc[i][r] = ActivateFor<D, S::kAct>(acc[i][r]);
       }
     }
 #pragma unroll
