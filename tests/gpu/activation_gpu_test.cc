@@ -24,6 +24,7 @@
 #include "jit/family.h"
 #include "jitgemm/plan.h"
 #include "support/gpu_env.h"
+#include "tests/gpu/gpu_case.h"
 
 namespace jitgemm::support {
 namespace {
@@ -99,18 +100,8 @@ struct Path {
   int m;
 };
 
-class ActivationGpuTest : public ::testing::Test {
+class ActivationGpuTest : public Sm90GpuTest {
  protected:
-  void SetUp() override {
-    JITGEMM_REQUIRE_GPU();
-    auto api = jit::GetDriver();
-    ASSERT_TRUE(api.ok()) << api.status();
-    auto device = jit::CurrentDevice(**api);
-    ASSERT_TRUE(device.ok()) << device.status();
-    if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family's paths need an sm_90 GPU";
-    device_ = *device;
-  }
-
   // Runs `p` on `path` into `d`; returns what it ran.
   std::string Run(const Path& path, const GemmProblem& p, const Buffer& a, const Buffer& b,
                   Buffer& d) {
@@ -140,8 +131,6 @@ class ActivationGpuTest : public ::testing::Test {
     }
     return what;
   }
-
-  jit::DeviceContext device_;
 };
 
 TEST_F(ActivationGpuTest, Every16BitDPathMatchesFloat64ElementByElement) {

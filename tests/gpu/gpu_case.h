@@ -145,6 +145,23 @@ inline std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng
       c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
 }
 
+// A fixture for tests of sm_90 kernels: skips with the reason where there is
+// no GPU or it is not an sm_90 one; `device_` is the current device.
+class Sm90GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    JITGEMM_REQUIRE_GPU();
+    auto api = jit::GetDriver();
+    ASSERT_TRUE(api.ok()) << api.status();
+    auto device = jit::CurrentDevice(**api);
+    ASSERT_TRUE(device.ok()) << device.status();
+    if (device->target.sm != 90) GTEST_SKIP() << "needs an sm_90 GPU";
+    device_ = *device;
+  }
+
+  jit::DeviceContext device_;
+};
+
 }  // namespace jitgemm::support
 
 #endif  // JITGEMM_TESTS_GPU_GPU_CASE_H_

@@ -189,18 +189,8 @@ std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::mt19937
 }
 
 // Runs on an sm_90 GPU only; skips with the reason elsewhere.
-class Sm90FamilyGpuTest : public ::testing::Test {
+class Sm90FamilyGpuTest : public Sm90GpuTest {
  protected:
-  void SetUp() override {
-    JITGEMM_REQUIRE_GPU();
-    auto api = jit::GetDriver();
-    ASSERT_TRUE(api.ok()) << api.status();
-    auto device = jit::CurrentDevice(**api);
-    ASSERT_TRUE(device.ok()) << device.status();
-    if (device->target.sm != 90) GTEST_SKIP() << "the sm90 family needs an sm_90 GPU";
-    device_ = *device;
-  }
-
   // `env` names the variable that overrides `count`.
   void RunRandomProblems(bool gated, const char* env, int count, int at_least);
 
@@ -217,8 +207,6 @@ class Sm90FamilyGpuTest : public ::testing::Test {
           << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
     }
   }
-
-  jit::DeviceContext device_;
 };
 
 void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count, int at_least) {
