@@ -2,8 +2,8 @@
 // Families with wider stores reuse Activate and the operand loaders.
 #pragma once
 
+#include "jitgemm/common/activation_16bit.cuh"
 #include "jitgemm/common/args.cuh"
-#include "jitgemm/common/gelu_erf.cuh"
 #include "jitgemm/common/types.cuh"
 
 namespace jitgemm {
@@ -20,12 +20,15 @@ __device__ __forceinline__ float Activate(float x) {
   return x;
 }
 
-// Activate for a value stored as D: 16-bit D takes the faster GELU-erf of
-// gelu_erf.cuh, accurate to its rounding.
+// Activate for a value stored as D: 16-bit D takes the faster forms of
+// activation_16bit.cuh, accurate to far inside its rounding.
 template <class D, int kAct>
 __device__ __forceinline__ float ActivateFor(float x) {
-  if (kAct == 3 && sizeof(D) == 2) return GeluErfApprox(x);
-  return Activate<kAct>(x);
+  if constexpr (sizeof(D) == 2 && kAct >= 2 && kAct <= 4) {
+    return Activate16Bit<kAct>(x);
+  } else {
+    return Activate<kAct>(x);
+  }
 }
 
 // Applies everything after the product to one accumulator at (row, col) of
@@ -35,8 +38,8 @@ __device__ __forceinline__ float EpilogueValue(const GemmArgs& args, int batch, 
                                                float acc) {
   float v = args.alpha * acc;
   if (S::kHasC) {
-    const typename S::ElementC* c = static_cast<const typename S::ElementC*>(args.c) +
-                                    static_cast<int64>(batch) * S::kStrideC;
+    const typename S::ElementC* c =
+        static_cast<const typename S::ElementC*>(args.c) + static_cast<int64>(batch) * S::kStrideC;
     v += args.beta * ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]);
   }
   if (S::kBias != 0) {

@@ -1,9 +1,9 @@
-// Activations for epilogues that store 16-bit D, on the hardware's
-// approximate exp2, reciprocal and tanh instead of the expf, division, tanhf
-// and erff of kernels_src/common/epilogue.cuh: the library forms cost more
-// than the product itself on large SiLU problems, where the epilogue is not
-// overlapped with the mainloop. GELU-erf is common/gelu_erf.cuh's, as for
-// every 16-bit D (docs/kernels.md, "Activations for 16-bit D").
+// Activations for the sm90 staged epilogue and the gate pass when they store
+// 16-bit D: SiLU and GELU-erf as for every 16-bit D
+// (common/activation_16bit.cuh), GELU-tanh on the hardware's tanh. The
+// library forms cost more than the product itself on large SiLU problems,
+// where the epilogue is not overlapped with the mainloop (docs/kernels.md,
+// "Activations for 16-bit D").
 #pragma once
 
 #include "jitgemm/common/epilogue.cuh"
@@ -11,11 +11,6 @@
 namespace jitgemm {
 namespace sm90 {
 
-__device__ __forceinline__ float RcpApprox(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 __device__ __forceinline__ float TanhApprox(float x) {
   float y;
   asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -32,9 +27,11 @@ __device__ __forceinline__ float ActivateFor16BitD(float x) {
     const float kAlpha = 0.7978845608028654f;  // sqrt(2/pi)
     return 0.5f * x * (1.f + TanhApprox(kAlpha * (x + 0.044715f * x * x * x)));
   }
-  if (kAct == 3) return GeluErfApprox(x);
-  if (kAct == 4) return x * RcpApprox(1.f + Ex2Approx(-1.4426950408889634f * x));
-  return Activate<kAct>(x);
+  if constexpr (kAct == 3 || kAct == 4) {
+    return Activate16Bit<kAct>(x);
+  } else {
+    return Activate<kAct>(x);
+  }
 }
 
 }  // namespace sm90
