@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the jitgemm Python package into OUTDIR as a self-contained folder:
 # the package, libjitgemm.so, and the shared libraries it needs that a bare
-# CUDA machine lacks (Abseil, xxHash), so that on a GPU machine with the CUDA 13
-# runtime and PyTorch
+# CUDA machine lacks (Abseil, xxHash, hiredis, libcrypto), so that on a GPU
+# machine with the CUDA 13 runtime and PyTorch
 #   PYTHONPATH=OUTDIR python3 examples/pytorch/seed003_small_m_linear.py
 # works with nothing installed. Uses pip and scikit-build-core, as
 # `pip install ./python` does; the CMake build directory is kept in
@@ -25,7 +25,7 @@ lib="$out/jitgemm/lib"
 # One copy of the library under its SONAME is all the loader needs.
 rm -f "$lib/libjitgemm.so" "$lib/libjitgemm.so.0.1.0"
 rm -rf "$lib/cmake" "$out/jitgemm/include"
-ldd "$lib/libjitgemm.so.0" | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libcrypto' |
+ldd "$lib/libjitgemm.so.0" | awk '/=> \//{print $3}' | grep -E 'libabsl|libxxhash|libcrypto|libhiredis' |
   sort -u | while read -r dep; do cp -L "$dep" "$lib/"; done
 strip --strip-debug "$lib"/*.so* 2>/dev/null || true
 if ldd "$lib/libjitgemm.so.0" | grep -q "not found"; then

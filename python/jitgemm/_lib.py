@@ -132,12 +132,12 @@ def library_path() -> pathlib.Path:
 
 
 def _preload_bundled(directory: pathlib.Path) -> None:
-    # A self-contained folder (build_local.sh) carries Abseil and xxHash beside
-    # libjitgemm.so. Their own dependencies on each other carry no RUNPATH, so
+    # A self-contained folder (build_local.sh) carries Abseil, xxHash, hiredis
+    # and libcrypto beside libjitgemm.so. Their own dependencies on each other carry no RUNPATH, so
     # load them until nothing more loads: a library whose SONAME is already
     # loaded satisfies the next one's dependency.
     pending = sorted(p for p in directory.glob("lib*.so*")
-                     if p.name.startswith(("libabsl_", "libxxhash")))
+                     if p.name.startswith(("libabsl_", "libxxhash", "libhiredis", "libcrypto")))
     while pending:
         left = []
         for p in pending:
@@ -171,8 +171,8 @@ def load():
             raise JitgemmError(
                 FAILED_PRECONDITION,
                 f"jitgemm: cannot load {path}: {e}. It needs the CUDA 13 runtime libraries "
-                "(libcudart.so.13, libcublasLt.so.13) and Abseil and xxHash on the loader's "
-                "path") from None
+                "(libcudart.so.13, libcublasLt.so.13), and Abseil, xxHash, hiredis and OpenSSL's "
+                "libcrypto on the loader's path") from None
         for name, (restype, argtypes) in _SIGNATURES.items():
             fn = getattr(lib, name)
             fn.restype = restype
