@@ -24,27 +24,13 @@
 #include "jit/family.h"
 #include "jitgemm/plan.h"
 #include "support/gpu_env.h"
+#include "support/reference.h"
 #include "tests/gpu/gpu_case.h"
 
 namespace jitgemm::support {
 namespace {
 
 constexpr int kN = 64, kK = 8;
-
-double Reference(Activation act, double v) {
-  switch (act) {
-    case Activation::kGeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Activation::kGeluTanh: {
-      const double u = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
-      return v / (1.0 + std::exp(-2.0 * u));
-    }
-    case Activation::kSilu:
-      return v / (1.0 + std::exp(-v));
-    default:
-      return v;
-  }
-}
 
 // The element of D furthest outside D's rounding (half an ulp, at least the
 // smallest subnormal's for fp16) plus 2^-12 of the value, and for GELU-tanh
@@ -70,7 +56,7 @@ std::string WorstMismatch(const GemmProblem& p, bool rounded_product, const std:
         StoreAs(type, &r, 0, static_cast<float>(v));
         v = LoadAs(type, &r, 0);
       }
-      const double want = Reference(act, v);
+      const double want = RefActivate(act, v);
       const int64_t at = p.d.layout == Layout::kRowMajor ? m * p.d.ld + n : n * p.d.ld + m;
       const double got = LoadAs(type, d.data(), at);
       const double err = std::fabs(got - want);
