@@ -1,10 +1,12 @@
 // Host side of kernels_src/sm80/gemm_mma.cuh: tensor-core GEMM with
 // mma.sync + ldmatrix + cp.async for fp16 / bf16 operands on sm_80 and later.
 // Supports any shape, layout and alignment (narrower copies below 16 bytes),
-// batches up to 65535 (times split-K), runtime M and an optional in-kernel
-// split-K through the plan's zeroed workspace.
+// batches up to 65535 (times split-K), runtime M, an optional in-kernel
+// split-K through the plan's zeroed workspace, and gated problems (a tile's
+// block_n columns of B are the gate and up columns of block_n / 2 outputs).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,9 +46,20 @@ KernelConfig Make(int bm, int bn, int bk, int wm, int wn, int stages, int split 
 
 int SmemBytes(const KernelConfig& c) { return c.stages * (c.block_m + c.block_n) * c.block_k * 2; }
 
+bool Gated(const GemmProblem& p) { return p.epilogue.gate != Gate::kNone; }
+
+// Columns of D one tile covers: a gated tile computes the gate and up
+// columns of block_n / 2 outputs (kernels_src/sm80/gate.cuh).
+int OutColumns(const GemmProblem& p, const KernelConfig& c) {
+  return Gated(p) ? c.block_n / 2 : c.block_n;
+}
+
 int64_t KTiles(const GemmProblem& p, const KernelConfig& c) { return CeilDiv(p.k, c.block_k); }
+int64_t TilesN(const GemmProblem& p, const KernelConfig& c) {
+  return CeilDiv(p.n, OutColumns(p, c));
+}
 int64_t Tiles(const GemmProblem& p, const KernelConfig& c) {
-  return CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) * p.batch_count;
+  return CeilDiv(p.m, c.block_m) * TilesN(p, c) * p.batch_count;
 }
 
 // Registers per thread, roughly: accumulators, two sets of fragments, addressing.
@@ -127,10 +140,6 @@ class Sm80Family final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kSm80) return absl::InvalidArgumentError("not an sm80 config");
-    if (p.epilogue.gate != Gate::kNone) {
-      return absl::UnimplementedError(
-          "sm80 kernels have no gated epilogue (the sm90 family and cuBLAS do)");
-    }
     if (target.sm < 80) {
       return absl::UnimplementedError(
           absl::StrCat("sm80 kernels need sm_80 or later, target is sm_", target.sm));
@@ -180,7 +189,7 @@ class Sm80Family final : public KernelFamily {
     if (CeilDiv(p.m, c.block_m) > kMaxGridYZ) {
       return absl::UnimplementedError("sm80 grid y is limited to 65535 tiles of M");
     }
-    if (CeilDiv(p.m, c.block_m) * CeilDiv(p.n, c.block_n) > INT32_MAX / 2) {
+    if (CeilDiv(p.m, c.block_m) * TilesN(p, c) > INT32_MAX / 2) {
       return absl::UnimplementedError("too many tiles");
     }
     // Any alignment works: 16-byte cp.async where rows allow, else 8- or
@@ -191,7 +200,7 @@ class Sm80Family final : public KernelFamily {
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
                     const TargetInfo& target) const override {
     LaunchShape s;
-    const int64_t tiles_n = CeilDiv(p.n, c.block_n), tiles_m = CeilDiv(p.m, c.block_m);
+    const int64_t tiles_n = TilesN(p, c), tiles_m = CeilDiv(p.m, c.block_m);
     s.grid[0] = static_cast<uint32_t>(tiles_n);
     s.grid[1] = static_cast<uint32_t>(tiles_m);
     s.grid[2] = static_cast<uint32_t>(p.batch_count * c.split_k);
@@ -206,6 +215,10 @@ class Sm80Family final : public KernelFamily {
     }
     s.pdl = c.pdl;
     return s;
+  }
+
+  std::string ExtraSpecFields(const GemmProblem& p, const KernelConfig&) const override {
+    return Gated(p) ? "  static constexpr int kGate = 1;\n" : "";
   }
 
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
@@ -255,7 +268,7 @@ class Sm80Family final : public KernelFamily {
     for (int bm : {32, 64, 128, 256}) {
       if (bm > 32 && bm / 2 >= p.m) continue;  // a smaller tile covers M
       for (int bn : {32, 64, 128, 256}) {
-        if (bn > 32 && bn / 2 >= p.n) continue;
+        if (bn > 32 && bn / 2 >= BColumns(p)) continue;
         for (const auto& w : warp_grids) {
           if (bm % (16 * w[0]) != 0 || bn % (16 * w[1]) != 0) continue;
           const int wm = bm / w[0], wn = bn / w[1];

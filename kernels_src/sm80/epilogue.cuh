@@ -113,14 +113,20 @@ struct Epilogue {
           }
           v0 = ActivateFor<D, S::kAct>(v0);
           v1 = ActivateFor<D, S::kAct>(v1);
-          if (kVecD && ok1) {
-            StorePairVec<D>(d + Offset<S::kRowD, S::kLdd>(row, col), v0, v1);
-          } else {
-            if (ok0) d[Offset<S::kRowD, S::kLdd>(row, col)] = FromFloat<D>(v0);
-            if (ok1) d[Offset<S::kRowD, S::kLdd>(row, col + 1)] = FromFloat<D>(v1);
-          }
+          StorePair(d, row, col, ok0, ok1, v0, v1);
         }
       }
+    }
+  }
+
+  // Stores the final values of D(row, col) and D(row, col + 1).
+  __device__ __forceinline__ static void StorePair(D* d, int row, int col, bool ok0, bool ok1,
+                                                   float v0, float v1) {
+    if (kVecD && ok1) {
+      StorePairVec<D>(d + Offset<S::kRowD, S::kLdd>(row, col), v0, v1);
+    } else {
+      if (ok0) d[Offset<S::kRowD, S::kLdd>(row, col)] = FromFloat<D>(v0);
+      if (ok1) d[Offset<S::kRowD, S::kLdd>(row, col + 1)] = FromFloat<D>(v1);
     }
   }
 };

@@ -12,6 +12,9 @@
 // Launch: grid (ceil(N / kBlockN), ceil(M / kBlockM), batch * kSplitK),
 // block kThreads, dynamic shared memory Mainloop<S>::kSmemBytes.
 //
+// Gated problems (GateOf<S>, gate.cuh): a tile of kBlockN columns of B
+// covers kBlockN / 2 columns of D; the grid's x counts those.
+//
 // Any M, N, K >= 1, any layout of A / B / C / D, any alignment: 16-byte
 // cp.async where rows are 16-byte aligned, 8- / 4-byte cp.async or 2-byte
 // loads otherwise; partial chunks at matrix edges are read element-wise.
@@ -22,6 +25,7 @@
 #include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm80/epilogue.cuh"
+#include "jitgemm/sm80/gate.cuh"
 #include "jitgemm/sm80/mainloop.cuh"
 
 namespace jitgemm {
@@ -57,7 +61,7 @@ __global__ void __launch_bounds__(S::kThreads) GemmMma(const GemmArgs args) {
     tm = first + r % size;
     tn = r / size;
   }
-  const int m0 = tm * ML::kBM, n0 = tn * ML::kBN;
+  const int m0 = tm * ML::kBM, n0 = tn * ML::kOutBN;
   if (S::kM == 0 && m0 >= m_total) return;  // run-time M below the grid's
 
   const int batch = S::kSplitK > 1 ? blockIdx.z / S::kSplitK : blockIdx.z;
@@ -90,7 +94,11 @@ __global__ void __launch_bounds__(S::kThreads) GemmMma(const GemmArgs args) {
     const long long tile = (static_cast<long long>(batch) * tiles_m + tm) * tiles_n + tn;
     if (!SplitK<S, kMI, kNI>::Reduce(args, acc, tile, tiles, split, tid)) return;
   }
-  Epilogue<S, kMI, kNI>::Store(args, acc, batch, m0 + wm0, n0 + wn0, m_total, tid & 31);
+  if constexpr (ML::kGated) {
+    GatedEpilogue<S, kMI, kNI>::Store(args, acc, batch, m0 + wm0, n0 + wn0 / 2, m_total, tid & 31);
+  } else {
+    Epilogue<S, kMI, kNI>::Store(args, acc, batch, m0 + wm0, n0 + wn0, m_total, tid & 31);
+  }
 }
 
 }  // namespace sm80

@@ -11,8 +11,10 @@
 #pragma once
 
 #include "jitgemm/common/args.cuh"
+#include "jitgemm/common/gate.cuh"
 #include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
+#include "jitgemm/sm80/gate.cuh"
 #include "jitgemm/sm80/tile.cuh"
 
 namespace jitgemm {
@@ -39,16 +41,22 @@ struct Mainloop {
                              S::kAlignA>;
   using LoaderB = TileLoader<T, kBKContig ? kBN : kBK, kBKContig ? kBK : kBN, kThreads, S::kLdb,
                              S::kAlignB>;
+  // A gated tile's B columns interleave the gate and up halves (gate.cuh).
+  static constexpr bool kGated = GateOf<S>::value != 0;
+  static constexpr int kOutBN = kGated ? kBN / 2 : kBN;  // columns of D a tile covers
+  using GatedLoaderB = GatedBLoader<T, kBKContig, kBN, kBK, kThreads, S::kLdb,
+                                    kBKContig ? S::kAlignB : UpHalfAlign<S>::value, S::kN>;
   static constexpr int kStageBytes = TileA::kBytes + TileB::kBytes;
   static constexpr int kSmemBytes = kStageBytes * S::kStages;
 
   static constexpr bool kMFull = S::kM != 0 && S::kM % kBM == 0;
-  static constexpr bool kNFull = S::kN % kBN == 0;
+  static constexpr bool kNFull = S::kN % kOutBN == 0;
   static constexpr bool kKFull = S::kK % kBK == 0;
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
 
   // Issues the cp.async copies of k-tile `kt` into the stage at `smem`.
-  // a, b: this batch's matrices; m0, n0: the block's tile origin.
+  // a, b: this batch's matrices; m0, n0: the block's tile origin (in D's
+  // columns when gated).
   __device__ __forceinline__ static void LoadStage(unsigned smem, const T* a, const T* b, int m0,
                                                    int n0, int m_total, int kt, int tid) {
     const int k0 = kt * kBK;
@@ -60,7 +68,10 @@ struct Mainloop {
                                                a, S::kK - k0, m_total - m0, tid);
     }
     const unsigned sb = smem + TileA::kBytes;
-    if (kBKContig) {
+    if constexpr (kGated) {
+      const T* b_k0 = kBKContig ? b + k0 : b + static_cast<int64>(k0) * S::kLdb;
+      GatedLoaderB::template Load<!kNFull, !kKFull>(sb, b_k0, b, n0, S::kN - n0, S::kK - k0, tid);
+    } else if (kBKContig) {
       LoaderB::template Load<!kNFull, !kKFull>(sb, b + static_cast<int64>(n0) * S::kLdb + k0, b,
                                                S::kN - n0, S::kK - k0, tid);
     } else {

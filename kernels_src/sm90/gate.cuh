@@ -11,26 +11,17 @@
 // 8j + 2 * (lane % 4) + e, so column c of the gate half is block j and of
 // the up half block j + kBN / 16.
 //
-// A spec is gated when it declares `static constexpr int kGate = 1;` (the
-// specialiser writes the field only for gated problems).
+// A spec is gated when GateOf<S> (common/gate.cuh) says so.
 #pragma once
 
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/gate.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/activation.cuh"
 
 namespace jitgemm {
 namespace sm90 {
-
-template <class S, class = void>
-struct GateOf {
-  static constexpr int value = 0;
-};
-template <class S>
-struct GateOf<S, decltype(void(S::kGate))> {
-  static constexpr int value = S::kGate;
-};
 
 // Output columns a tile of kBN accumulator columns covers.
 template <class S, int kBN>

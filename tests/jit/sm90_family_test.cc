@@ -1,6 +1,7 @@
 // The sm90 (TMA + wgmma) family's host rules, and every config it can
 // propose compiled for sm_90a with no spills and no serialised wgmma.
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -502,15 +503,21 @@ TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
   EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
 }
 
-TEST(Sm90FamilyTest, OtherFamiliesRefuseGatedProblems) {
+// The tensor-core families serve gated problems; small_m and simt refuse them.
+TEST(Sm90FamilyTest, GatedProblemsGetSm90AndSm80ConfigsOnly) {
   const GemmProblem p = GatedLinear(16, 4096, 4096);
   Options options;
   options.tuning = TuningPolicy::kExhaustive;
   options.pointer_alignment = 16;
-  const std::vector<KernelConfig> sm90 = ProposeConfigs(p, OfflineTarget(90), options);
-  EXPECT_FALSE(sm90.empty());
-  for (const KernelConfig& c : sm90) EXPECT_EQ(c.family, Family::kSm90) << c.ToString();
-  EXPECT_TRUE(ProposeConfigs(p, OfflineTarget(80), options).empty());
+  std::map<Family, int> hopper;
+  for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(90), options)) ++hopper[c.family];
+  EXPECT_GT(hopper[Family::kSm90], 0);
+  EXPECT_GT(hopper[Family::kSm80], 0);
+  EXPECT_EQ(hopper.size(), 2u);
+  for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(80), options)) {
+    EXPECT_EQ(c.family, Family::kSm80) << c.ToString();
+  }
+  EXPECT_FALSE(ProposeConfigs(p, OfflineTarget(80), options).empty());
 }
 
 TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {

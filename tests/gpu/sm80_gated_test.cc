@@ -1,0 +1,178 @@
+// The sm80 family's gated kernels (kernels_src/sm80/gate.cuh) on random
+// problems against float64, D poisoned with NaN first and its row padding
+// checked: fp16 / bf16 inputs, 16-bit or fp32 D, every activation, no bias
+// or a per-column bias of 2N, odd N (a row-major B's up half off 16-byte
+// alignment), odd K and leading dimensions, both layouts of every operand,
+// strided batches (A or B broadcast), seed 001's grouped (B, G, D) layout,
+// pointers only element-aligned, split-K; each problem with the next of the
+// family's exhaustive configs. Then a plan: on any GPU, jit-only with 8-byte
+// pointers (which keep the TMA family out on sm_90) must pick an sm80 kernel.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/jit_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/driver_api.h"
+#include "jit/family.h"
+#include "jitgemm/plan.h"
+#include "support/gpu_env.h"
+#include "tests/gpu/gpu_case.h"
+
+namespace jitgemm::support {
+namespace {
+
+constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                                       Activation::kGeluErf, Activation::kSilu};
+
+Case GatedCase(std::mt19937_64& rng, int index) {
+  Case c;
+  GemmProblem& p = c.problem;
+  const DataType in = index % 2 == 0 ? DataType::kF16 : DataType::kBF16;
+  p.m = Pick<int64_t>(rng, {1, 7, 16, 33, 64, 65, 127, 200, 257, 512});
+  p.n = Pick<int64_t>(rng, {1, 3, 17, 31, 64, 96, 129, 255, 256, 520});
+  p.k = Pick<int64_t>(rng, {1, 8, 33, 64, 200, 511, 1024, 2048});
+  p.a.type = p.b.type = in;
+  p.d.type = index % 4 == 3 ? DataType::kF32 : in;
+  p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.b.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.d.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = kActivations[index % 5];
+  p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
+  p.epilogue.alpha = Pick(rng, {1.f, 1.f, 0.5f, -1.25f});
+  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
+    op.ld = (op.layout == Layout::kRowMajor ? cols : rows) + Pick<int64_t>(rng, {0, 0, 1, 8});
+  };
+  pad(p.a, p.m, p.k);
+  pad(p.b, p.k, 2 * p.n);
+  pad(p.d, p.m, p.n);
+  auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
+    return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
+  };
+  if (index % 4 == 1) {  // strided batches, A or B sometimes broadcast
+    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
+    p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
+    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, 2 * p.n);
+    p.d.batch_stride = extent(p.d, p.m, p.n) + Pick<int64_t>(rng, {0, 8});
+    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, 2 * p.n, 2 * p.n + 8});
+  } else if (index % 4 == 3) {  // seed 001: x (rows, G, K) -> h (rows, G, N)
+    const int64_t groups = Pick<int64_t>(rng, {2, 3, 5});
+    p.batch_count = groups;
+    p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
+    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
+    p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
+    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
+  }
+  p.c = p.d;
+  if (index % 7 == 2) {  // pointers only element-aligned: narrower copies
+    c.options.pointer_alignment = 2;
+    c.misalign = true;
+  }
+  p = Canonicalize(p);
+  c.tag = absl::StrCat("#", index);
+  return c;
+}
+
+// No GPU needed: the generator makes valid problems and covers what the
+// header promises.
+TEST(Sm80GatedGpuTest, GeneratorCoversTheCases) {
+  std::mt19937_64 rng(20261127);
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 100; ++i) {
+    const Case c = GatedCase(rng, i);
+    const GemmProblem& p = c.problem;
+    ASSERT_TRUE(ValidateProblem(p).ok()) << c.tag << ": " << ValidateProblem(p);
+    seen[ActivationName(p.epilogue.activation)]++;
+    seen[absl::StrCat("d ", DataTypeName(p.d.type))]++;
+    if (p.n % 2 == 1) seen["odd n"]++;
+    if (p.k % 8 != 0) seen["odd k"]++;
+    if (p.b.layout == Layout::kRowMajor && p.n % 8 != 0) seen["up half off alignment"]++;
+    if (p.batch_count > 1) seen["batched"]++;
+    if (p.batch_count > 1 && p.a.ld == p.batch_count * p.k) seen["grouped"]++;
+    if (p.epilogue.bias == BiasMode::kPerColumn) seen["bias"]++;
+    if (p.d.layout == Layout::kColMajor) seen["col-major d"]++;
+    if (c.misalign) seen["misaligned"]++;
+  }
+  for (const char* what : {"none", "relu", "gelu_tanh", "gelu_erf", "silu", "d f16", "d bf16",
+                           "d f32", "odd n", "odd k", "up half off alignment", "batched", "grouped",
+                           "bias", "col-major d", "misaligned"}) {
+    EXPECT_GT(seen[what], 0) << what;
+  }
+}
+
+TEST(Sm80GatedGpuTest, RandomProblemsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm80);
+  const int count = EnvInt("JITGEMM_SM80_GATED_PROBLEMS", 100);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261127));
+  int ran = 0, failures = 0, splits = 0;
+  std::set<std::string> configs;
+  for (int i = 0; i < count; ++i) {
+    const Case c = GatedCase(rng, i);
+    const GemmProblem& p = c.problem;
+    const auto all = family.Candidates(p, device->target, TuningPolicy::kExhaustive);
+    ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no sm80 config";
+    jit::KernelConfig config = all[static_cast<size_t>(i) % all.size()];
+    config.pdl = i % 2 == 0 && device->target.sm >= 90;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
+    ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
+    configs.insert(config.ToString());
+    if (config.split_k > 1) ++splits;
+    const std::string err = RunCase(
+        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+    ++ran;
+    if (!err.empty()) {
+      ++failures;
+      ADD_FAILURE() << c.tag << " " << DebugString(p) << " " << (*backend)->Describe() << ": "
+                    << err;
+      if (cudaGetLastError() != cudaSuccess) break;
+    }
+  }
+  std::printf("sm80 gated random problems: %d run (%d split-K), %d failures, %zu configs\n", ran,
+              splits, failures, configs.size());
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(ran, count);
+  EXPECT_GT(splits, 0);
+}
+
+// A user's SwiGLU with tensors only 8-byte aligned: no TMA, and a JIT plan
+// is an sm80 gated kernel, correct twice in a row (split-K tickets reset).
+TEST(Sm80GatedGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
+  JITGEMM_REQUIRE_GPU();
+  Case c;
+  GemmProblem& p = c.problem;
+  p = MakeGemm(96, 688, 1024, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = Activation::kSilu;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p = Canonicalize(p);
+  c.options.backend = BackendPolicy::kJitOnly;
+  c.options.pointer_alignment = 8;
+  c.tag = "swiglu, 8-byte pointers";
+  auto plan = Plan::Create(p, c.options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan->info().kernel_name, ::testing::HasSubstr("gemm_sm80_"));
+  EXPECT_THAT(plan->info().kernel_name, ::testing::HasSubstr("_glu"));
+  std::mt19937_64 rng(7);
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_EQ(RunCase(c, *plan, rng), "") << "run " << run << " " << plan->info().kernel_name;
+  }
+}
+
+}  // namespace
+}  // namespace jitgemm::support
