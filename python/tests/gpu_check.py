@@ -343,27 +343,31 @@ def check_capture_miss():
     return failures + (not raised)
 
 
-def host_time(fn, calls: int = 500, repeats: int = 9) -> float:
-    """Median µs to issue one call: the loop is timed without waiting for the GPU, and
-    stays short enough (500 calls) that the launch queue never fills and blocks it."""
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
+def host_times(fns, calls: int = 500, repeats: int = 9) -> list[float]:
+    """Median µs to issue one call of each of `fns`: each loop is timed without waiting for
+    the GPU, and stays short enough (500 calls) that the launch queue never fills and
+    blocks it. The functions take turns within every repeat, so that a slow spell of the
+    host (which moved one function's time by half in earlier runs) hits all of them."""
+    for fn in fns:
+        for _ in range(200):
             fn()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(times)
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            out.append((time.perf_counter() - start) / calls * 1e6)
+            torch.cuda.synchronize()
+    return [statistics.median(t) for t in times]
 
 
 def check_host_time():
     """Host µs per call, no_grad eager: F.linear vs torch.ops.jitgemm.linear (through the
     dispatcher) vs jitgemm.ops.linear (no dispatcher), the modules, and the bare Plan.run.
     Fails where the torch.ops path takes more than F.linear (5% noise allowed)."""
-    print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls)")
+    print("\n4. host time per call (µs to issue one call, median of 9 x 500 calls, in turns)")
     rows = []
     print(f"  {'problem':28} {'F.linear':>9} {'torch.ops':>9} {'ops.linear':>10} "
           f"{'nn.Linear':>9} {'jitgemm.nn':>10} {'Plan.run':>9}  {'inference_mode:':>15} "
@@ -374,14 +378,16 @@ def check_host_time():
         mod = jitgemm.nn.Linear.from_linear(ref)
         w, b = ref.weight.detach(), ref.bias.detach()
         with torch.no_grad():
-            t_f = host_time(lambda: F.linear(x, w, b))
-            t_j = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
-            t_m = host_time(lambda: ref(x))
-            t_jm = host_time(lambda: mod(x))
-            t_d = host_time(lambda: jitgemm.ops.linear(x, w, b))  # no dispatcher
+            t_f, t_j, t_m, t_jm, t_d = host_times([
+                lambda: F.linear(x, w, b),
+                lambda: torch.ops.jitgemm.linear(x, w, b, "none"),
+                lambda: ref(x),
+                lambda: mod(x),
+                lambda: jitgemm.ops.linear(x, w, b),  # no dispatcher
+            ])
         with torch.inference_mode():  # no autograd key: the dispatcher's floor
-            t_fi = host_time(lambda: F.linear(x, w, b))
-            t_ji = host_time(lambda: torch.ops.jitgemm.linear(x, w, b, "none"))
+            t_fi, t_ji = host_times([lambda: F.linear(x, w, b),
+                                     lambda: torch.ops.jitgemm.linear(x, w, b, "none")])
         # The floor: the C ABI's run through ctypes, output preallocated.
         p = jitgemm.gemm_problem(m, n, k, "bf16")
         p.b.layout = jitgemm.COL_MAJOR
@@ -390,7 +396,7 @@ def check_host_time():
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         stream = torch.cuda.current_stream().cuda_stream
         ptrs = (x.data_ptr(), w.data_ptr(), y.data_ptr(), 0, b.data_ptr(), stream)
-        t_p = host_time(lambda: plan.run(*ptrs))
+        (t_p,) = host_times([lambda: plan.run(*ptrs)])
         name = f"bf16 {m}x{n}x{k} + bias"
         print(f"  {name:28} {t_f:9.1f} {t_j:9.1f} {t_d:10.1f} {t_m:9.1f} {t_jm:10.1f} "
               f"{t_p:9.1f}  {'':15} {t_fi:8.1f} {t_ji:9.1f}")
@@ -405,9 +411,11 @@ def check_host_time():
         return F.silu(z[:, :n]) * z[:, n:]
 
     with torch.no_grad():
-        t_f = host_time(torch_swiglu)
-        t_j = host_time(lambda: torch.ops.jitgemm.gated_linear(x, wcat, None, "silu"))
-        t_d = host_time(lambda: jitgemm.ops.gated_linear(x, wcat))
+        t_f, t_j, t_d = host_times([
+            torch_swiglu,
+            lambda: torch.ops.jitgemm.gated_linear(x, wcat, None, "silu"),
+            lambda: jitgemm.ops.gated_linear(x, wcat),
+        ])
     print(f"  {'swiglu 8x1024x1024 (torch: 3 ops)':28} {t_f:9.1f} {t_j:9.1f} {t_d:10.1f}")
     failures = sum(t_j > t_f * 1.05 for _, t_f, t_j, _ in rows)
     return failures, rows

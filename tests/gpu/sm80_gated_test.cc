@@ -146,7 +146,7 @@ TEST(Sm80GatedGpuTest, RandomProblemsMatchFloat64Reference) {
               splits, failures, configs.size());
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(ran, count);
-  EXPECT_GT(splits, 0);
+  if (count >= 50) EXPECT_GT(splits, 0);  // smaller counts: the sanitizers' runs
 }
 
 // A user's SwiGLU with tensors only 8-byte aligned: no TMA, and a JIT plan
