@@ -1,7 +1,8 @@
 // Host side of kernels_src/small_m/gemm_small_m.cuh: decode-time linear
 // y = x W^T for M <= 64, bf16/fp16, B column-major (nn.Linear's row-major
-// weight). The weights stream from DRAM once; x stays on chip; K may be split
-// across CTAs with the reduction inside the same kernel.
+// weight), and gated problems over [W_gate; W_up] (B of 2N columns). The
+// weights stream from DRAM once; x stays on chip; K may be split across CTAs
+// with the reduction inside the same kernel.
 //
 // Config fields, as this family reads them:
 //   block_m   rows of x kept on chip: a multiple of 8 in [8, 64], >= M
@@ -48,9 +49,11 @@ class SmallMFamily final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kSmallM) return absl::InvalidArgumentError("not a small_m config");
-    if (p.epilogue.gate != Gate::kNone) {
+    if (p.epilogue.gate != Gate::kNone && (IsWg(c) || c.cluster_k)) {
       return absl::UnimplementedError(
-          "small_m kernels have no gated epilogue (the sm90 family and cuBLAS do)");
+          absl::StrCat("small_m: gated problems take the register-ring path and reduce split-K "
+                       "through the workspace: ",
+                       c.ToString()));
     }
     if (target.sm < 80) {
       return absl::UnimplementedError("small_m needs bf16/fp16 mma.sync (sm_80 or later)");
@@ -202,7 +205,17 @@ class SmallMFamily final : public KernelFamily {
   // Heuristics: small_m_candidates.cc.
   std::vector<KernelConfig> Candidates(const GemmProblem& p, const TargetInfo& target,
                                        TuningPolicy policy) const override {
-    return small_m::Candidates(*this, p, target, policy);
+    if (p.epilogue.gate == Gate::kNone) return small_m::Candidates(*this, p, target, policy);
+    // A gated problem streams the 2N rows of W that its [gate | up] product
+    // would: the rules see that product, and keep what the gated kernel runs.
+    GemmProblem product = p;
+    product.n = BColumns(p);
+    product.epilogue.gate = Gate::kNone;
+    std::vector<KernelConfig> out;
+    for (const KernelConfig& c : small_m::Candidates(*this, product, target, policy)) {
+      if (Supports(p, c, target).ok()) out.push_back(c);
+    }
+    return out;
   }
 
   bool Sm90aOnly(const KernelConfig& c) const override {
@@ -221,6 +234,7 @@ class SmallMFamily final : public KernelFamily {
                      ";\n  static constexpr int kSmallMTrigger = ", c.early_b ? 0 : 1, ";\n",
                      "  static constexpr int kSmallMLoadHint = ", hint, ";\n");
     if (c.early_b) absl::StrAppend(&extra, "  static constexpr bool kSmallMEarlyB = true;\n");
+    if (p.epilogue.gate != Gate::kNone) absl::StrAppend(&extra, "  static constexpr int kGate = 1;\n");
     if (c.x_copy > 0) {
       absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
     }

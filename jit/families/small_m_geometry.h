@@ -50,7 +50,9 @@ inline Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
   g.cc = CeilDiv(g.ck, g.split);
   g.cw = CeilDiv(g.cc, g.warps_k);
   g.cc_pad = g.cw * g.warps_k;
-  g.tiles = CeilDiv(p.n, g.bn);
+  // A gated tile's block_n rows of W are the gate and up rows of block_n / 2
+  // outputs (kernels_src/small_m/traits.cuh).
+  g.tiles = CeilDiv(p.n, p.epilogue.gate != Gate::kNone ? g.bn / 2 : g.bn);
   // The ring needs A row-major with rows (and batches) 16 bytes apart.
   const int64_t esize = 2;
   const bool batched_a = p.batch_count > 1 && p.a.batch_stride > 0;
@@ -81,7 +83,7 @@ inline Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
 // Bytes of B the kernel streams (mirrors Traits<S>::kWeightBytes).
 inline int64_t WeightBytes(const GemmProblem& p) {
   const bool batched_b = p.batch_count > 1 && p.b.batch_stride > 0;
-  return p.n * p.k * 2 * (batched_b ? p.batch_count : 1);
+  return BColumns(p) * p.k * 2 * (batched_b ? p.batch_count : 1);
 }
 // At or below this the kernel prefetches its whole weight slice into L2 before
 // griddepcontrol.wait (Traits<S>::kAutoPrefetch).

@@ -60,6 +60,13 @@
 // cp.async the gain shrank with M and turned into a loss from M = 4, which the
 // bulk-copy x path (kSmallMXCluster, traits.cuh) mostly wins back.
 //
+// Gated problems (SwiGLU, GeGLU; GateOf<S>): B holds [W_gate; W_up], 2N rows
+// of W; each 16-row tile of W is 8 gate rows and the 8 up rows of the same
+// output columns (Traits::WRow), so a CTA's kBlockN rows give kBlockN / 2
+// columns of D, reduced like any tile and gated as they are stored
+// (StoreGated4). The register-ring path only, with split-K through the
+// workspace.
+//
 // Any K and any alignment: chunks past K are zero-filled; B rows that are only
 // 8/4/2-byte aligned use narrower loads (slower, still correct).
 #pragma once
@@ -75,7 +82,7 @@ namespace small_m {
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     GemmSmallM(const GemmArgs args) {
-  if constexpr (WgOk<S>::value) {
+  if constexpr (WgOk<S>::value && !Traits<S>::kGated) {
     WgGemm<S>(args);
   } else {
     RingGemm<S>(args);

@@ -18,6 +18,39 @@
 namespace jitgemm {
 namespace small_m {
 
+// Stores n tile `tile_n` of the CTA through the epilogue: sum(m, nl, v)
+// gives the reduced values of the tile's rows nl .. nl + 3 of W at row m of
+// x. A gated tile pairs each group of 4 gate rows with the up rows 8 further
+// on (Traits::WRow).
+template <class S, class Sum>
+__device__ __forceinline__ void StoreTile(const GemmArgs& args, int batch, int tile_n, int m_rt,
+                                          int tid, const Sum& sum) {
+  using Tr = Traits<S>;
+  if constexpr (Tr::kGated) {
+    constexpr int kOut4 = Tr::kOutBN / 4;
+    for (int i = tid; i < m_rt * kOut4; i += S::kThreads) {
+      const int m = i / kOut4, q = i % kOut4;
+      const int n = tile_n * Tr::kOutBN + 4 * q;
+      if (!Tr::kNFull && n >= S::kN) continue;
+      const int nl = ((q >> 1) << 4) + ((q & 1) << 2);
+      float gate[4], up[4];
+      sum(m, nl, gate);
+      sum(m, nl + 8, up);
+      StoreGated4<S>(args, batch, m, n, gate, up);
+    }
+  } else {
+    constexpr int kBN4 = Tr::kBN / 4;
+    const int n_tile = tile_n * Tr::kBN;
+    for (int i = tid; i < m_rt * kBN4; i += S::kThreads) {
+      const int m = i / kBN4;
+      const int nl = (i % kBN4) * 4;
+      float v[4];
+      sum(m, nl, v);
+      if (Tr::kNFull || n_tile + nl < S::kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
+    }
+  }
+}
+
 template <class S>
 __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   using Tr = Traits<S>;
@@ -64,7 +97,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       static_cast<const unsigned short*>(args.b) + static_cast<int64>(batch) * S::kStrideB;
   const unsigned short* abase =
       static_cast<const unsigned short*>(args.a) + static_cast<int64>(batch) * S::kStrideA;
-  const int n_warp = tile_n * kBN + wn * 16 * kR;  // first W row of this warp
+  const int nl_warp = wn * 16 * kR;  // the warp's first row of the CTA's W tile
   const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
   const int c_warp = c_cta + wk * (Tr::kXPieces ? Tr::kXIUnit : kCW);  // warp's first chunk
 
@@ -102,8 +135,9 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       if (k_end > k_begin) {
         const unsigned bytes = static_cast<unsigned>(k_end - k_begin) * 2u;
         for (int i = lane; i < 16 * kR; i += 32) {
-          const int n = n_warp + i;
-          if (Tr::kNFull || n < kN) {
+          bool ok;
+          const int n = Tr::WRow(tile_n, nl_warp + i, ok);
+          if (ok) {
             const unsigned short* p = bmat + static_cast<int64>(n) * S::kLdb + k_begin;
             if (S::kAlignB >= 16) {
               if (bytes >= 16) sm90::PrefetchBulkL2(p, bytes & ~15u);
@@ -130,8 +164,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   for (int r = 0; r < kR; ++r) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      int n = n_warp + r * 16 + h * 8 + g;
-      rowok[r][h] = Tr::kNFull || n < kN;
+      int n = Tr::WRow(tile_n, nl_warp + r * 16 + h * 8 + g, rowok[r][h]);
       if (!rowok[r][h]) n = kN - 1;
       rowp[r][h] = bmat + static_cast<int64>(n) * S::kLdb + c_warp * 32 + t * 8;
     }
@@ -442,13 +475,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
     return;
   }
   if (kSplitK == 1) {
-    for (int i = tid; i < items; i += S::kThreads) {
-      const int m = i / kBN4;
-      const int nl = (i % kBN4) * 4;
-      float v[4];
-      tile_sum(m, nl, v);
-      if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
-    }
+    StoreTile<S>(args, batch, tile_n, m_rt, tid, tile_sum);
     if constexpr (Tr::kXMulti && Tr::kXCluster > 1) sm90::ClusterWait();
     return;
   }
@@ -475,15 +502,12 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   if (!s_last) return;
 
   const float* first = parts + static_cast<int64>(tile) * kSplitK * (kMP * kBN);
-  for (int i = tid; i < items; i += S::kThreads) {
-    const int m = i / kBN4;
-    const int nl = (i % kBN4) * 4;
+  StoreTile<S>(args, batch, tile_n, m_rt, tid, [&](int m, int nl, float(&v)[4]) {
     float p[kSplitK][4];
 #pragma unroll
     for (int s = 0; s < kSplitK; ++s) {
       LoadCg4(first + s * (kMP * kBN) + m * kBN + nl, p[s][0], p[s][1], p[s][2], p[s][3]);
     }
-    float v[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       float sum = 0.f;
@@ -491,8 +515,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       for (int s = 0; s < kSplitK; ++s) sum += p[s][j];
       v[j] = sum;
     }
-    if (Tr::kNFull || n_tile + nl < kN) StoreOut4<S>(args, batch, m, n_tile + nl, v);
-  }
+  });
   if (tid == 0) StoreRelaxedGpu(counters + tile, 0u);
 }
 

@@ -1,5 +1,5 @@
 // The last step of every small_m store: four columns of one row through the
-// epilogue into D.
+// epilogue (or a gated problem's gate) into D.
 #pragma once
 
 #include "jitgemm/common/args.cuh"
@@ -10,11 +10,12 @@
 namespace jitgemm {
 namespace small_m {
 
-// Stores 4 consecutive columns (n .. n+3) of row m after the epilogue; one
-// vector store where D is row-major and aligned, element stores otherwise.
-template <class S>
-__device__ __forceinline__ void StoreOut4(const GemmArgs& args, int batch, int m, int n,
-                                          const float (&v)[4]) {
+// Stores 4 consecutive columns (n .. n+3) of row m, value(j) giving column
+// n + j's final value; one vector store where D is row-major and aligned and
+// all 4 exist, element stores otherwise.
+template <class S, class Value>
+__device__ __forceinline__ void Store4(const GemmArgs& args, int batch, int m, int n,
+                                       const Value& value) {
   using TD = typename S::ElementD;
   constexpr bool kNFull = S::kN % 4 == 0;
   constexpr bool kVec2 = S::kRowD && sizeof(TD) == 2 && S::kAlignD >= 8;
@@ -22,16 +23,14 @@ __device__ __forceinline__ void StoreOut4(const GemmArgs& args, int batch, int m
   auto scalar = [&]() {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      if (n + j < S::kN) {
-        StoreD<S>(args, batch, m, n + j, EpilogueValue<S>(args, batch, m, n + j, v[j]));
-      }
+      if (n + j < S::kN) StoreD<S>(args, batch, m, n + j, value(j));
     }
   };
   if constexpr (kVec2 || kVec4) {
     if (kNFull || n + 3 < S::kN) {
       float e[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) e[j] = EpilogueValue<S>(args, batch, m, n + j, v[j]);
+      for (int j = 0; j < 4; ++j) e[j] = value(j);
       TD* d = static_cast<TD*>(args.d) + static_cast<int64>(batch) * S::kStrideD +
               Offset<true, S::kLdd>(m, n);
       if constexpr (kVec2) {
@@ -47,6 +46,32 @@ __device__ __forceinline__ void StoreOut4(const GemmArgs& args, int batch, int m
   } else {
     scalar();
   }
+}
+
+// Columns n .. n+3 of row m after the epilogue.
+template <class S>
+__device__ __forceinline__ void StoreOut4(const GemmArgs& args, int batch, int m, int n,
+                                          const float (&v)[4]) {
+  Store4<S>(args, batch, m, n,
+            [&](int j) { return EpilogueValue<S>(args, batch, m, n + j, v[j]); });
+}
+
+// Output columns n .. n+3 of row m of a gated problem (docs/gated.md):
+// act(alpha * gate + bias[n + j]) * (alpha * up + bias[N + n + j]).
+template <class S>
+__device__ __forceinline__ void StoreGated4(const GemmArgs& args, int batch, int m, int n,
+                                            const float (&gate)[4], const float (&up)[4]) {
+  static_assert(!S::kHasC && S::kBias != 2, "gated problems take no C and no per-row bias");
+  using TD = typename S::ElementD;
+  const TD* bias = static_cast<const TD*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
+  Store4<S>(args, batch, m, n, [&](int j) {
+    float g = args.alpha * gate[j], u = args.alpha * up[j];
+    if (S::kBias == 1) {
+      g += ToFloat(bias[n + j]);
+      u += ToFloat(bias[S::kN + n + j]);
+    }
+    return ActivateFor<TD, S::kAct>(g) * u;
+  });
 }
 
 }  // namespace small_m

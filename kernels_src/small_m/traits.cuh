@@ -4,6 +4,7 @@
 #pragma once
 
 #include "jitgemm/common/args.cuh"
+#include "jitgemm/common/gate.cuh"
 #include "jitgemm/common/types.cuh"
 
 namespace jitgemm {
@@ -81,8 +82,13 @@ struct Traits {
   static constexpr int kCC = (kCK + kSplitK - 1) / kSplitK;  // chunks per CTA
   static constexpr int kCW = (kCC + kWarpsK - 1) / kWarpsK;  // chunks per warp
   static constexpr int kCCPad = kCW * kWarpsK;
-  static constexpr int kTilesN = (S::kN + kBN - 1) / kBN;
-  static constexpr bool kNFull = S::kN % kBN == 0;
+  // Gated problems (GateOf<S>): W holds 2N rows, [W_gate; W_up], and a
+  // 16-row tile of W is 8 gate rows then the 8 up rows of the same outputs,
+  // so a CTA's kBN rows of W give kOutBN = kBN / 2 columns of D (WRow).
+  static constexpr bool kGated = GateOf<S>::value != 0;
+  static constexpr int kOutBN = kGated ? kBN / 2 : kBN;
+  static constexpr int kTilesN = (S::kN + kOutBN - 1) / kOutBN;
+  static constexpr bool kNFull = S::kN % kOutBN == 0;
   static constexpr bool kKFull = S::kK % 32 == 0;
   // Every warp's chunks exist and are full: no K guard anywhere.
   static constexpr bool kKEven = kKFull && kCK % kSplitK == 0 && kCC % kWarpsK == 0;
@@ -156,8 +162,8 @@ struct Traits {
                                                               : 1;
   // L2 prefetch under PDL: the whole slice when all weights fit in a third of
   // an H100's L2, else the first ~16 MB spread over the grid.
-  static constexpr long long kWeightBytes =
-      static_cast<long long>(S::kN) * S::kK * 2 * (S::kStrideB != 0 ? S::kBatch : 1);
+  static constexpr long long kWeightBytes = static_cast<long long>(S::kN) * (kGated ? 2 : 1) *
+                                            S::kK * 2 * (S::kStrideB != 0 ? S::kBatch : 1);
   static constexpr int kAutoPrefetch =
       kWeightBytes <= (16ll << 20)
           ? kCW
@@ -178,6 +184,21 @@ struct Traits {
   static_assert(kGroup >= 1 && kStages % kGroup == 0, "small_m: kSmallMGroup divides kStages");
   static_assert(!kClusterK || (kSplitK <= 8 && kXCluster <= 1),
                 "small_m: a K cluster has 2..8 CTAs and no x multicast");
+  static_assert(!kGated || !kClusterK, "small_m: a gated tile reduces through the workspace");
+
+  // The row of W (column of B) behind row `nl` of n tile `tile`'s kBN rows,
+  // and whether its output column exists.
+  __device__ __forceinline__ static int WRow(int tile, int nl, bool& ok) {
+    if constexpr (kGated) {
+      const int out = tile * kOutBN + ((nl >> 4) << 3) + (nl & 7);
+      ok = kNFull || out < S::kN;
+      return out + ((nl >> 3) & 1) * S::kN;
+    } else {
+      const int n = tile * kBN + nl;
+      ok = kNFull || n < S::kN;
+      return n;
+    }
+  }
 };
 
 }  // namespace small_m

@@ -503,21 +503,27 @@ TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
   EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
 }
 
-// The tensor-core families serve gated problems; small_m and simt refuse them.
-TEST(Sm90FamilyTest, GatedProblemsGetSm90AndSm80ConfigsOnly) {
+// The tensor-core families serve gated problems (small_m at M <= 64 only on
+// its register-ring path); simt refuses them.
+TEST(Sm90FamilyTest, GatedProblemsGetTensorCoreConfigsOnly) {
   const GemmProblem p = GatedLinear(16, 4096, 4096);
   Options options;
   options.tuning = TuningPolicy::kExhaustive;
   options.pointer_alignment = 16;
-  std::map<Family, int> hopper;
-  for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(90), options)) ++hopper[c.family];
-  EXPECT_GT(hopper[Family::kSm90], 0);
-  EXPECT_GT(hopper[Family::kSm80], 0);
-  EXPECT_EQ(hopper.size(), 2u);
-  for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(80), options)) {
-    EXPECT_EQ(c.family, Family::kSm80) << c.ToString();
+  for (int sm : {90, 80}) {
+    std::map<Family, int> seen;
+    for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(sm), options)) {
+      ++seen[c.family];
+      if (c.family == Family::kSmallM) {
+        EXPECT_EQ(c.block_k, 32) << c.ToString();
+        EXPECT_FALSE(c.cluster_k) << c.ToString();
+      }
+    }
+    EXPECT_EQ(seen[Family::kSm90] > 0, sm == 90);
+    EXPECT_GT(seen[Family::kSm80], 0);
+    EXPECT_GT(seen[Family::kSmallM], 0);
+    EXPECT_EQ(seen.count(Family::kSimt), 0u);
   }
-  EXPECT_FALSE(ProposeConfigs(p, OfflineTarget(80), options).empty());
 }
 
 TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {

@@ -1,12 +1,15 @@
-// The sm80 family's gated kernels (kernels_src/sm80/gate.cuh) on random
-// problems against float64, D poisoned with NaN first and its row padding
-// checked: fp16 / bf16 inputs, 16-bit or fp32 D, every activation, no bias
-// or a per-column bias of 2N, odd N (a row-major B's up half off 16-byte
-// alignment), odd K and leading dimensions, both layouts of every operand,
+// The gated kernels of the sm80 and small_m families (kernels_src/sm80/
+// gate.cuh, kernels_src/small_m/traits.cuh WRow) on random problems against
+// float64, D poisoned with NaN first and its row padding checked: fp16 /
+// bf16 inputs, 16-bit or fp32 D, every activation, no bias or a per-column
+// bias of 2N, odd N, odd K and leading dimensions, both layouts of A and D
+// (and of B for sm80: a row-major B's up half off 16-byte alignment),
 // strided batches (A or B broadcast), seed 001's grouped (B, G, D) layout,
 // pointers only element-aligned, split-K; each problem with the next of the
-// family's exhaustive configs. Then a plan: on any GPU, jit-only with 8-byte
-// pointers (which keep the TMA family out on sm_90) must pick an sm80 kernel.
+// family's exhaustive configs (small_m: M <= 64 and the nn.Linear weight
+// layout, early weights under PDL on some). Then plans: jit-only with 8-byte
+// pointers (no TMA) must pick an sm80 kernel, and a decode-sized SwiGLU a
+// small_m kernel where that is all the JIT may use.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -33,17 +36,19 @@ namespace {
 constexpr Activation kActivations[] = {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
                                        Activation::kGeluErf, Activation::kSilu};
 
-Case GatedCase(std::mt19937_64& rng, int index) {
+// small_m: M <= 64 and B column-major (nn.Linear's weights).
+Case GatedCase(std::mt19937_64& rng, int index, bool small_m = false) {
   Case c;
   GemmProblem& p = c.problem;
   const DataType in = index % 2 == 0 ? DataType::kF16 : DataType::kBF16;
-  p.m = Pick<int64_t>(rng, {1, 7, 16, 33, 64, 65, 127, 200, 257, 512});
+  p.m = small_m ? Pick<int64_t>(rng, {1, 2, 5, 8, 13, 16, 31, 33, 48, 64})
+                : Pick<int64_t>(rng, {1, 7, 16, 33, 64, 65, 127, 200, 257, 512});
   p.n = Pick<int64_t>(rng, {1, 3, 17, 31, 64, 96, 129, 255, 256, 520});
   p.k = Pick<int64_t>(rng, {1, 8, 33, 64, 200, 511, 1024, 2048});
   p.a.type = p.b.type = in;
   p.d.type = index % 4 == 3 ? DataType::kF32 : in;
   p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
-  p.b.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.b.layout = small_m ? Layout::kColMajor : Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
   p.d.layout = Pick(rng, {Layout::kRowMajor, Layout::kRowMajor, Layout::kColMajor});
   p.epilogue.gate = Gate::kHalves;
   p.epilogue.activation = kActivations[index % 5];
@@ -84,11 +89,11 @@ Case GatedCase(std::mt19937_64& rng, int index) {
 
 // No GPU needed: the generator makes valid problems and covers what the
 // header promises.
-TEST(Sm80GatedGpuTest, GeneratorCoversTheCases) {
+TEST(GatedKernelsGpuTest, GeneratorCoversTheCases) {
   std::mt19937_64 rng(20261127);
   std::map<std::string, int> seen;
-  for (int i = 0; i < 100; ++i) {
-    const Case c = GatedCase(rng, i);
+  for (int i = 0; i < 200; ++i) {
+    const Case c = GatedCase(rng, i / 2, i % 2 == 1);
     const GemmProblem& p = c.problem;
     ASSERT_TRUE(ValidateProblem(p).ok()) << c.tag << ": " << ValidateProblem(p);
     seen[ActivationName(p.epilogue.activation)]++;
@@ -109,29 +114,34 @@ TEST(Sm80GatedGpuTest, GeneratorCoversTheCases) {
   }
 }
 
-TEST(Sm80GatedGpuTest, RandomProblemsMatchFloat64Reference) {
-  JITGEMM_REQUIRE_GPU();
+// Runs `count` (or $env) random gated problems on `family`'s configs.
+void RunRandomProblems(jit::Family family_id, const char* env, int count, int seed) {
   auto api = jit::GetDriver();
   ASSERT_TRUE(api.ok()) << api.status();
   auto device = jit::CurrentDevice(**api);
   ASSERT_TRUE(device.ok()) << device.status();
-  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm80);
-  const int count = EnvInt("JITGEMM_SM80_GATED_PROBLEMS", 100);
-  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261127));
-  int ran = 0, failures = 0, splits = 0;
+  const jit::KernelFamily& family = jit::GetFamily(family_id);
+  const bool small_m = family_id == jit::Family::kSmallM;
+  count = EnvInt(env, count);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", seed));
+  int ran = 0, failures = 0, splits = 0, early = 0;
   std::set<std::string> configs;
   for (int i = 0; i < count; ++i) {
-    const Case c = GatedCase(rng, i);
+    const Case c = GatedCase(rng, i, small_m);
     const GemmProblem& p = c.problem;
     const auto all = family.Candidates(p, device->target, TuningPolicy::kExhaustive);
-    ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no sm80 config";
+    ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no config";
     jit::KernelConfig config = all[static_cast<size_t>(i) % all.size()];
     config.pdl = i % 2 == 0 && device->target.sm >= 90;
+    // Early weights: what a plan makes of the constant_b promise under PDL.
+    if (small_m && config.pdl && i % 4 == 0) config.early_b = true;
+    if (!family.Supports(p, config, device->target).ok()) config.early_b = false;
     bool compiled = false;
     auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
     ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
     configs.insert(config.ToString());
     if (config.split_k > 1) ++splits;
+    if (config.early_b) ++early;
     const std::string err = RunCase(
         c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
     ++ran;
@@ -142,16 +152,27 @@ TEST(Sm80GatedGpuTest, RandomProblemsMatchFloat64Reference) {
       if (cudaGetLastError() != cudaSuccess) break;
     }
   }
-  std::printf("sm80 gated random problems: %d run (%d split-K), %d failures, %zu configs\n", ran,
-              splits, failures, configs.size());
+  std::printf(
+      "%s gated random problems: %d run (%d split-K, %d early weights), %d failures, %zu configs\n",
+      jit::FamilyName(family_id), ran, splits, early, failures, configs.size());
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(ran, count);
   if (count >= 50) EXPECT_GT(splits, 0);  // smaller counts: the sanitizers' runs
 }
 
+TEST(GatedKernelsGpuTest, Sm80RandomProblemsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  RunRandomProblems(jit::Family::kSm80, "JITGEMM_SM80_GATED_PROBLEMS", 100, 20261127);
+}
+
+TEST(GatedKernelsGpuTest, SmallMRandomProblemsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  RunRandomProblems(jit::Family::kSmallM, "JITGEMM_SMALL_M_GATED_PROBLEMS", 100, 20261128);
+}
+
 // A user's SwiGLU with tensors only 8-byte aligned: no TMA, and a JIT plan
 // is an sm80 gated kernel, correct twice in a row (split-K tickets reset).
-TEST(Sm80GatedGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
+TEST(GatedKernelsGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
   JITGEMM_REQUIRE_GPU();
   Case c;
   GemmProblem& p = c.problem;
@@ -171,6 +192,43 @@ TEST(Sm80GatedGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
   std::mt19937_64 rng(7);
   for (int run = 0; run < 2; ++run) {
     EXPECT_EQ(RunCase(c, *plan, rng), "") << "run " << run << " " << plan->info().kernel_name;
+  }
+}
+
+// A decode step's SwiGLU (M = 4, N = 1408, K = 2048, a bias on both halves):
+// with the JIT held to the small_m family, the plan is a small_m gated
+// kernel, correct twice in a row (split-K counters reset).
+TEST(GatedKernelsGpuTest, DecodePlanHeldToSmallMIsASmallMKernel) {
+  JITGEMM_REQUIRE_GPU();
+  Case c;
+  GemmProblem& p = c.problem;
+  p = MakeGemm(4, 1408, 2048, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.gate = Gate::kHalves;
+  p.epilogue.activation = Activation::kSilu;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p = Canonicalize(p);
+  c.options.backend = BackendPolicy::kJitOnly;
+  c.tag = "decode swiglu";
+  auto api = jit::GetDriver();
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto device = jit::CurrentDevice(**api);
+  ASSERT_TRUE(device.ok()) << device.status();
+  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSmallM);
+  const auto configs = family.Candidates(p, device->target, TuningPolicy::kFast);
+  ASSERT_FALSE(configs.empty());
+  bool compiled = false;
+  auto backend = JitBackend::Create(p, configs.front(), c.options, *device, &compiled);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_THAT((*backend)->Describe(), ::testing::HasSubstr("gemm_small_m_"));
+  EXPECT_THAT((*backend)->Describe(), ::testing::HasSubstr("_glu"));
+  std::mt19937_64 rng(11);
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_EQ(
+        RunCase(
+            c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng),
+        "")
+        << "run " << run << " " << (*backend)->Describe();
   }
 }
 
