@@ -234,7 +234,8 @@ class SmallMFamily final : public KernelFamily {
                      ";\n  static constexpr int kSmallMTrigger = ", c.early_b ? 0 : 1, ";\n",
                      "  static constexpr int kSmallMLoadHint = ", hint, ";\n");
     if (c.early_b) absl::StrAppend(&extra, "  static constexpr bool kSmallMEarlyB = true;\n");
-    if (p.epilogue.gate != Gate::kNone) absl::StrAppend(&extra, "  static constexpr int kGate = 1;\n");
+    if (p.epilogue.gate != Gate::kNone)
+      absl::StrAppend(&extra, "  static constexpr int kGate = 1;\n");
     if (c.x_copy > 0) {
       absl::StrAppend(&extra, "  static constexpr int kSmallMXCluster = ", c.x_copy, ";\n");
     }
