@@ -33,7 +33,7 @@ class SimtFamily final : public KernelFamily {
     if (c.family != Family::kSimt) return absl::InvalidArgumentError("not a SIMT config");
     if (p.epilogue.gate != Gate::kNone) {
       return absl::UnimplementedError(
-          "simt kernels have no gated epilogue (the sm90 family and cuBLAS do)");
+          "simt kernels have no gated epilogue (the tensor-core families and cuBLAS do)");
     }
     if (c.split_k != 1 || c.stages != 1) {
       return absl::UnimplementedError("SIMT kernels have no split-K or pipeline stages");
