@@ -75,8 +75,7 @@ struct GatedBLoader {
         const T* src0 = b_k0 + (static_cast<int64>(o0 + out0) + HalfOffset(row0)) * kLd + chunk * 8;
         int valid_k = 8;
         if (kCheckK) {
-          valid_k = k_left - chunk * 8;
-          valid_k = valid_k < 0 ? 0 : (valid_k > 8 ? 8 : valid_k);
+          valid_k = ChunkElements(k_left - chunk * 8);
         }
 #pragma unroll
         for (int i = 0; i < kIters; ++i) {
@@ -94,8 +93,7 @@ struct GatedBLoader {
         const T* src0 = b_k0 + static_cast<int64>(row0) * kLd + o0 + out + HalfOffset(chunk * 8);
         int valid_n = 8;
         if (kCheckN) {
-          valid_n = out_left - out;
-          valid_n = valid_n < 0 ? 0 : (valid_n > 8 ? 8 : valid_n);
+          valid_n = ChunkElements(out_left - out);
         }
 #pragma unroll
         for (int i = 0; i < kIters; ++i) {
@@ -122,16 +120,14 @@ struct GatedBLoader {
         const int out = OutColumn(row);
         src = b_k0 + (static_cast<int64>(o0 + out) + HalfOffset(row)) * kLd + chunk * 8;
         if (kCheckK) {
-          valid = k_left - chunk * 8;
-          valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+          valid = ChunkElements(k_left - chunk * 8);
         }
         if (kCheckN && out >= out_left) valid = 0;
       } else {
         const int out = OutColumn(chunk * 8);
         src = b_k0 + static_cast<int64>(row) * kLd + o0 + out + HalfOffset(chunk * 8);
         if (kCheckN) {
-          valid = out_left - out;
-          valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+          valid = ChunkElements(out_left - out);
         }
         if (kCheckK && row >= k_left) valid = 0;
       }

@@ -42,6 +42,12 @@ struct SmemTile {
   }
 };
 
+// Elements of a 16-byte chunk that exist when `left` elements remain from its
+// start: 0..8.
+__device__ __forceinline__ int ChunkElements(int left) {
+  return left < 0 ? 0 : (left > 8 ? 8 : left);
+}
+
 // Copies one kRows x kInner tile of a matrix whose rows are kLd elements apart
 // into a SmemTile with kThreads threads. Rows at or past `rows_left` and
 // elements at or past `inner_left` (counted from the tile origin) are
@@ -73,8 +79,7 @@ struct TileLoader {
       const unsigned dst0 = smem + Tile::Offset(row0, chunk);
       int valid_inner = 8;
       if (kCheckInner) {
-        valid_inner = inner_left - chunk * 8;
-        valid_inner = valid_inner < 0 ? 0 : (valid_inner > 8 ? 8 : valid_inner);
+        valid_inner = ChunkElements(inner_left - chunk * 8);
       }
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
@@ -97,8 +102,7 @@ struct TileLoader {
         const T* src = tile + static_cast<int64>(row) * kLd + chunk * 8;
         int valid = 8;
         if (kCheckInner) {
-          valid = inner_left - chunk * 8;
-          valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+          valid = ChunkElements(inner_left - chunk * 8);
         }
         if (kCheckRows && row >= rows_left) valid = 0;
         Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);

@@ -50,30 +50,7 @@ Case GatedCase(std::mt19937_64& rng, int index) {
   p.epilogue.activation = kActivations[index % 5];
   p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
   p.epilogue.alpha = Pick(rng, {1.f, 1.f, 0.5f, -1.25f});
-  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
-    op.ld = (op.layout == Layout::kRowMajor ? cols : rows) + Pick<int64_t>(rng, {0, 0, 0, 1, 8});
-  };
-  pad(p.a, p.m, p.k);
-  pad(p.b, p.k, 2 * p.n);
-  pad(p.d, p.m, p.n);
-  auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
-    return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
-  };
-  if (index % 4 == 1) {  // strided batches, A or B sometimes broadcast
-    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
-    p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
-    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, 2 * p.n);
-    p.d.batch_stride = extent(p.d, p.m, p.n) + Pick<int64_t>(rng, {0, 8});
-    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, 2 * p.n, 2 * p.n + 8});
-  } else if (index % 4 == 3) {  // seed 001: x (rows, G, K) -> h (rows, G, N)
-    const int64_t groups = Pick<int64_t>(rng, {2, 3, 5});
-    p.batch_count = groups;
-    p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
-    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
-    p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
-    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
-  }
-  p.c = p.d;
+  DrawGatedStrides(rng, index, {0, 0, 0, 1, 8}, p);
   c.options.backend = BackendPolicy::kCublasOnly;
   if (index % 9 == 4) {  // pointers only element-aligned: the scalar pass
     c.options.pointer_alignment =

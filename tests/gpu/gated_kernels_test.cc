@@ -54,30 +54,7 @@ Case GatedCase(std::mt19937_64& rng, int index, bool small_m = false) {
   p.epilogue.activation = kActivations[index % 5];
   p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
   p.epilogue.alpha = Pick(rng, {1.f, 1.f, 0.5f, -1.25f});
-  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
-    op.ld = (op.layout == Layout::kRowMajor ? cols : rows) + Pick<int64_t>(rng, {0, 0, 1, 8});
-  };
-  pad(p.a, p.m, p.k);
-  pad(p.b, p.k, 2 * p.n);
-  pad(p.d, p.m, p.n);
-  auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
-    return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
-  };
-  if (index % 4 == 1) {  // strided batches, A or B sometimes broadcast
-    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
-    p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
-    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, 2 * p.n);
-    p.d.batch_stride = extent(p.d, p.m, p.n) + Pick<int64_t>(rng, {0, 8});
-    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, 2 * p.n, 2 * p.n + 8});
-  } else if (index % 4 == 3) {  // seed 001: x (rows, G, K) -> h (rows, G, N)
-    const int64_t groups = Pick<int64_t>(rng, {2, 3, 5});
-    p.batch_count = groups;
-    p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
-    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
-    p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
-    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
-  }
-  p.c = p.d;
+  DrawGatedStrides(rng, index, {0, 0, 1, 8}, p);
   if (index % 7 == 2) {  // pointers only element-aligned: narrower copies
     c.options.pointer_alignment = 2;
     c.misalign = true;
@@ -89,7 +66,7 @@ Case GatedCase(std::mt19937_64& rng, int index, bool small_m = false) {
 
 // No GPU needed: the generator makes valid problems and covers what the
 // header promises.
-TEST(GatedKernelsGpuTest, GeneratorCoversTheCases) {
+TEST(GatedKernelsCasesTest, GeneratorCoversTheCases) {
   std::mt19937_64 rng(20261127);
   std::map<std::string, int> seen;
   for (int i = 0; i < 200; ++i) {
@@ -115,11 +92,14 @@ TEST(GatedKernelsGpuTest, GeneratorCoversTheCases) {
 }
 
 // Runs `count` (or $env) random gated problems on `family`'s configs.
-void RunRandomProblems(jit::Family family_id, const char* env, int count, int seed) {
-  auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
-  auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
+class GatedKernelsGpuTest : public GpuDeviceTest {
+ protected:
+  void RunRandomProblems(jit::Family family_id, const char* env, int count, int seed);
+};
+
+void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* env, int count,
+                                            int seed) {
+  const jit::DeviceContext* device = &device_;
   const jit::KernelFamily& family = jit::GetFamily(family_id);
   const bool small_m = family_id == jit::Family::kSmallM;
   count = EnvInt(env, count);
@@ -160,28 +140,32 @@ void RunRandomProblems(jit::Family family_id, const char* env, int count, int se
   if (count >= 50) EXPECT_GT(splits, 0);  // smaller counts: the sanitizers' runs
 }
 
-TEST(GatedKernelsGpuTest, Sm80RandomProblemsMatchFloat64Reference) {
-  JITGEMM_REQUIRE_GPU();
+TEST_F(GatedKernelsGpuTest, Sm80RandomProblemsMatchFloat64Reference) {
   RunRandomProblems(jit::Family::kSm80, "JITGEMM_SM80_GATED_PROBLEMS", 100, 20261127);
 }
 
-TEST(GatedKernelsGpuTest, SmallMRandomProblemsMatchFloat64Reference) {
-  JITGEMM_REQUIRE_GPU();
+TEST_F(GatedKernelsGpuTest, SmallMRandomProblemsMatchFloat64Reference) {
   RunRandomProblems(jit::Family::kSmallM, "JITGEMM_SMALL_M_GATED_PROBLEMS", 100, 20261128);
 }
 
-// A user's SwiGLU with tensors only 8-byte aligned: no TMA, and a JIT plan
-// is an sm80 gated kernel, correct twice in a row (split-K tickets reset).
-TEST(GatedKernelsGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
-  JITGEMM_REQUIRE_GPU();
+// bf16 SwiGLU over nn.Linear weights with a bias on both halves.
+Case Swiglu(int64_t m, int64_t n, int64_t k) {
   Case c;
   GemmProblem& p = c.problem;
-  p = MakeGemm(96, 688, 1024, DataType::kBF16);
+  p = MakeGemm(m, n, k, DataType::kBF16);
   p.b.layout = Layout::kColMajor;
   p.epilogue.gate = Gate::kHalves;
   p.epilogue.activation = Activation::kSilu;
   p.epilogue.bias = BiasMode::kPerColumn;
   p = Canonicalize(p);
+  return c;
+}
+
+// A user's SwiGLU with tensors only 8-byte aligned: no TMA, and a JIT plan
+// is an sm80 gated kernel, correct twice in a row (split-K tickets reset).
+TEST_F(GatedKernelsGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
+  Case c = Swiglu(96, 688, 1024);
+  const GemmProblem& p = c.problem;
   c.options.backend = BackendPolicy::kJitOnly;
   c.options.pointer_alignment = 8;
   c.tag = "swiglu, 8-byte pointers";
@@ -198,27 +182,16 @@ TEST(GatedKernelsGpuTest, JitPlanWithoutTmaAlignmentIsAnSm80Kernel) {
 // A decode step's SwiGLU (M = 4, N = 1408, K = 2048, a bias on both halves):
 // with the JIT held to the small_m family, the plan is a small_m gated
 // kernel, correct twice in a row (split-K counters reset).
-TEST(GatedKernelsGpuTest, DecodePlanHeldToSmallMIsASmallMKernel) {
-  JITGEMM_REQUIRE_GPU();
-  Case c;
-  GemmProblem& p = c.problem;
-  p = MakeGemm(4, 1408, 2048, DataType::kBF16);
-  p.b.layout = Layout::kColMajor;
-  p.epilogue.gate = Gate::kHalves;
-  p.epilogue.activation = Activation::kSilu;
-  p.epilogue.bias = BiasMode::kPerColumn;
-  p = Canonicalize(p);
+TEST_F(GatedKernelsGpuTest, DecodePlanHeldToSmallMIsASmallMKernel) {
+  Case c = Swiglu(4, 1408, 2048);
+  const GemmProblem& p = c.problem;
   c.options.backend = BackendPolicy::kJitOnly;
   c.tag = "decode swiglu";
-  auto api = jit::GetDriver();
-  ASSERT_TRUE(api.ok()) << api.status();
-  auto device = jit::CurrentDevice(**api);
-  ASSERT_TRUE(device.ok()) << device.status();
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSmallM);
-  const auto configs = family.Candidates(p, device->target, TuningPolicy::kFast);
+  const auto configs = family.Candidates(p, device_.target, TuningPolicy::kFast);
   ASSERT_FALSE(configs.empty());
   bool compiled = false;
-  auto backend = JitBackend::Create(p, configs.front(), c.options, *device, &compiled);
+  auto backend = JitBackend::Create(p, configs.front(), c.options, device_, &compiled);
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_THAT((*backend)->Describe(), ::testing::HasSubstr("gemm_small_m_"));
   EXPECT_THAT((*backend)->Describe(), ::testing::HasSubstr("_glu"));

@@ -40,6 +40,45 @@ T Pick(std::mt19937_64& rng, std::initializer_list<T> values) {
   return *(values.begin() + d(rng));
 }
 
+// Seed 001's grouped layout for a gated problem of `groups` batches: x
+// (rows, G, K) -> h (rows, G, N), one [W_gate | W_up] per group.
+inline void GroupGated(int64_t groups, GemmProblem& p) {
+  const DataType in = p.a.type;
+  p.batch_count = groups;
+  p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
+  p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
+  p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
+  p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
+}
+
+// The operands' strides of a random gated problem (B of 2N columns) whose
+// sizes, types and layouts are drawn: leading dimensions padded by one of
+// `pads`; then by `index`, strided batches (A or B sometimes broadcast) at
+// index % 4 == 1 and seed 001's grouped layout, x (rows, G, K) -> h (rows,
+// G, N), at index % 4 == 3. C takes D's layout.
+inline void DrawGatedStrides(std::mt19937_64& rng, int index, std::initializer_list<int64_t> pads,
+                             GemmProblem& p) {
+  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
+    op.ld = (op.layout == Layout::kRowMajor ? cols : rows) + Pick<int64_t>(rng, pads);
+  };
+  pad(p.a, p.m, p.k);
+  pad(p.b, p.k, 2 * p.n);
+  pad(p.d, p.m, p.n);
+  auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
+    return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
+  };
+  if (index % 4 == 1) {
+    p.batch_count = Pick<int64_t>(rng, {2, 3, 5});
+    p.a.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.a, p.m, p.k);
+    p.b.batch_stride = Pick<int64_t>(rng, {0, 1, 1}) * extent(p.b, p.k, 2 * p.n);
+    p.d.batch_stride = extent(p.d, p.m, p.n) + Pick<int64_t>(rng, {0, 8});
+    p.epilogue.bias_batch_stride = Pick<int64_t>(rng, {0, 2 * p.n, 2 * p.n + 8});
+  } else if (index % 4 == 3) {
+    GroupGated(Pick<int64_t>(rng, {2, 3, 5}), p);
+  }
+  p.c = p.d;
+}
+
 struct Case {
   GemmProblem problem;
   Options options;
@@ -145,9 +184,9 @@ inline std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng
       c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
 }
 
-// A fixture for tests of sm_90 kernels: skips with the reason where there is
-// no GPU or it is not an sm_90 one; `device_` is the current device.
-class Sm90GpuTest : public ::testing::Test {
+// A fixture for tests that launch kernels: skips with the reason where there
+// is no GPU; `device_` is the current device.
+class GpuDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     JITGEMM_REQUIRE_GPU();
@@ -155,11 +194,21 @@ class Sm90GpuTest : public ::testing::Test {
     ASSERT_TRUE(api.ok()) << api.status();
     auto device = jit::CurrentDevice(**api);
     ASSERT_TRUE(device.ok()) << device.status();
-    if (device->target.sm != 90) GTEST_SKIP() << "needs an sm_90 GPU";
     device_ = *device;
   }
 
   jit::DeviceContext device_;
+};
+
+// The same for tests of sm_90 kernels: skips also where the GPU is not an
+// sm_90 one.
+class Sm90GpuTest : public GpuDeviceTest {
+ protected:
+  void SetUp() override {
+    GpuDeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (device_.target.sm != 90) GTEST_SKIP() << "needs an sm_90 GPU";
+  }
 };
 
 }  // namespace jitgemm::support

@@ -135,14 +135,7 @@ Case GatedCase(std::mt19937_64& rng, int index) {
                                      Activation::kGeluErf, Activation::kSilu});
   p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn});
   p.epilogue.alpha = Pick(rng, {1.f, 0.5f});
-  if (index % 3 == 1) {  // seed 001's grouped layout
-    const int64_t groups = Pick<int64_t>(rng, {2, 3, 4});
-    p.batch_count = groups;
-    p.a = {in, Layout::kRowMajor, groups * p.k, p.k};
-    p.b = {in, p.b.layout, p.b.layout == Layout::kRowMajor ? 2 * p.n : p.k, p.k * 2 * p.n};
-    p.d = {p.d.type, Layout::kRowMajor, groups * p.n, p.n};
-    p.epilogue.bias_batch_stride = p.epilogue.bias == BiasMode::kPerColumn ? 2 * p.n : 0;
-  }
+  if (index % 3 == 1) GroupGated(Pick<int64_t>(rng, {2, 3, 4}), p);  // seed 001's layout
   p.c = p.d;
   c.options.backend = BackendPolicy::kAuto;
   c.options.tuning = TuningPolicy::kHeuristic;

@@ -15,6 +15,7 @@
 #include "jit/launcher.h"
 #include "jit/nvrtc_compiler.h"
 #include "jit/specializer.h"
+#include "tests/jit/compile_check.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -102,13 +103,7 @@ TEST(Sm80GatedTest, ProposedConfigsCompileForSm80AndSm90aWithoutSpills) {
                                  (b_layout == Layout::kRowMajor ? "r" : "c") +
                                  (n % 8 == 0 ? "" : "odd");
           if (!done.insert(id).second) continue;
-          const KernelSource s = Specialize(p, c, Sm80(), Sm80().Shape(p, c, target), 16);
-          auto k = Compile({s.source, s.kernel_name, s.name_expression, arch});
-          ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-          ++compiled;
-          EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0)
-              << s.kernel_name << " " << arch << " spills:\n"
-              << k->log;
+          compiled += CompilesWithoutSpills(p, c, Sm80(), target, arch);
         }
       }
     }

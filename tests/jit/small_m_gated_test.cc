@@ -16,6 +16,7 @@
 #include "jit/nvrtc_compiler.h"
 #include "jit/specializer.h"
 #include "support/status_matchers.h"
+#include "tests/jit/compile_check.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -112,13 +113,7 @@ TEST(SmallMGatedTest, CandidatesCompileForSm80AndSm90aWithoutSpills) {
       p.epilogue.bias = BiasMode::kPerColumn;
       for (const KernelConfig& c : SmallM().Candidates(p, target, TuningPolicy::kFast)) {
         if (!done.insert(std::string(arch) + c.ToString() + std::to_string(m)).second) continue;
-        const KernelSource s = Specialize(p, c, SmallM(), SmallM().Shape(p, c, target), 16);
-        auto k = Compile({s.source, s.kernel_name, s.name_expression, arch});
-        ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-        ++compiled;
-        EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0)
-            << s.kernel_name << " " << arch << " spills:\n"
-            << k->log;
+        compiled += CompilesWithoutSpills(p, c, SmallM(), target, arch);
       }
     }
   }
