@@ -49,11 +49,10 @@ class SmallMFamily final : public KernelFamily {
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
     if (c.family != Family::kSmallM) return absl::InvalidArgumentError("not a small_m config");
-    if (p.epilogue.gate != Gate::kNone && (IsWg(c) || c.cluster_k)) {
-      return absl::UnimplementedError(
-          absl::StrCat("small_m: gated problems take the register-ring path and reduce split-K "
-                       "through the workspace: ",
-                       c.ToString()));
+    if (p.epilogue.gate != Gate::kNone && c.cluster_k) {
+      return absl::UnimplementedError(absl::StrCat(
+          "small_m: gated problems reduce split-K through the workspace, not in a cluster: ",
+          c.ToString()));
     }
     if (target.sm < 80) {
       return absl::UnimplementedError("small_m needs bf16/fp16 mma.sync (sm_80 or later)");

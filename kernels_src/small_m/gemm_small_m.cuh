@@ -64,8 +64,8 @@
 // of W; each 16-row tile of W is 8 gate rows and the 8 up rows of the same
 // output columns (Traits::WRow), so a CTA's kBlockN rows give kBlockN / 2
 // columns of D, reduced like any tile and gated as they are stored
-// (StoreGated4). The register-ring path only, with split-K through the
-// workspace.
+// (StoreGated4), or on the wgmma path in registers. Split-K reduces through
+// the workspace (no K clusters).
 //
 // Any K and any alignment: chunks past K are zero-filled; B rows that are only
 // 8/4/2-byte aligned use narrower loads (slower, still correct).
@@ -82,7 +82,7 @@ namespace small_m {
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, MinBlocksOf<S>::value)
     GemmSmallM(const GemmArgs args) {
-  if constexpr (WgOk<S>::value && !Traits<S>::kGated) {
+  if constexpr (WgOk<S>::value) {
     WgGemm<S>(args);
   } else {
     RingGemm<S>(args);

@@ -19,7 +19,10 @@ namespace small_m {
 // from shared memory (K-major, 128-byte swizzle), x and W streamed by cp.async
 // through kStages stages of KS 64-wide K atoms, one wgmma group in flight.
 // Needs x rows and W rows 16-byte aligned (the host falls back to the
-// register-ring path otherwise, with the same launch shape).
+// register-ring path otherwise, with the same launch shape). Gated problems
+// take W's rows as Traits::WRow interleaves them, so n8 blocks 2 jj and
+// 2 jj + 1 of the accumulators are the gate and up values of one output
+// column in the same thread.
 template <class S>
 struct WgOk {
   static constexpr bool value =
@@ -41,7 +44,8 @@ __device__ __forceinline__ void WgGemm(const GemmArgs& args) {
   extern __shared__ U4 smem_dyn[];
   const unsigned base = (SmemAddr(smem_dyn) + 1023u) & ~1023u;
   const int tid = threadIdx.x;
-  const int n0 = blockIdx.x * BN;
+  const int tile_n = blockIdx.x;
+  using Tr = Traits<S>;
   const int batch = blockIdx.z;
   const int m_rt = S::kM != 0 ? S::kM : CMin(args.m, 64);
   const unsigned short* x =
@@ -80,9 +84,10 @@ __device__ __forceinline__ void WgGemm(const GemmArgs& args) {
 #pragma unroll
       for (int i = 0; i < BN * 8 / 128; ++i) {
         const int u = tid + i * 128, r = u >> 3, c = u & 7;
-        const bool ok = S::kN % BN == 0 || n0 + r < kN;
+        bool ok;
+        const int n = Tr::WRow(tile_n, r, ok);
         unit(stage + kATile + q * kBAtom + r * 128 + ((c ^ (r & 7)) << 4),
-             w + static_cast<int64>(ok ? n0 + r : 0) * S::kLdb, ok, k0 + c * 8);
+             w + static_cast<int64>(ok ? n : 0) * S::kLdb, ok, k0 + c * 8);
       }
     }
   };
@@ -129,6 +134,34 @@ __device__ __forceinline__ void WgGemm(const GemmArgs& args) {
 
   // Accumulators: warp w holds rows 16 w + g (+ 8), n8 block j columns 8 j + 2 t (+ 1).
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  if constexpr (Tr::kGated) {
+    // Blocks 2 jj and 2 jj + 1 are the gate and up rows of the same outputs.
+    using TD = typename S::ElementD;
+    const TD* bias = static_cast<const TD*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
+#pragma unroll
+    for (int jj = 0; jj < BN / 16; ++jj) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int n = tile_n * Tr::kOutBN + 8 * jj + 2 * t + e;
+        if (!Tr::kNFull && n >= kN) continue;
+        float bias_gate = 0.f, bias_up = 0.f;
+        if (S::kBias == 1) {
+          bias_gate = ToFloat(bias[n]);
+          bias_up = ToFloat(bias[kN + n]);
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = 16 * warp + g + 8 * h;
+          if (m >= m_rt) continue;
+          const float gate = args.alpha * acc[8 * jj + 2 * h + e] + bias_gate;
+          const float up = args.alpha * acc[8 * jj + 4 + 2 * h + e] + bias_up;
+          StoreD<S>(args, batch, m, n, ActivateFor<TD, S::kAct>(gate) * up);
+        }
+      }
+    }
+    return;
+  }
+  const int n0 = tile_n * BN;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll

@@ -503,8 +503,8 @@ TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
   EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
 }
 
-// The tensor-core families serve gated problems (small_m at M <= 64 only on
-// its register-ring path); simt refuses them.
+// The tensor-core families serve gated problems (small_m at M <= 64, with
+// no K clusters); simt refuses them.
 TEST(Sm90FamilyTest, GatedProblemsGetTensorCoreConfigsOnly) {
   const GemmProblem p = GatedLinear(16, 4096, 4096);
   Options options;
@@ -514,10 +514,7 @@ TEST(Sm90FamilyTest, GatedProblemsGetTensorCoreConfigsOnly) {
     std::map<Family, int> seen;
     for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(sm), options)) {
       ++seen[c.family];
-      if (c.family == Family::kSmallM) {
-        EXPECT_EQ(c.block_k, 32) << c.ToString();
-        EXPECT_FALSE(c.cluster_k) << c.ToString();
-      }
+      if (c.family == Family::kSmallM) EXPECT_FALSE(c.cluster_k) << c.ToString();
     }
     EXPECT_EQ(seen[Family::kSm90] > 0, sm == 90);
     EXPECT_GT(seen[Family::kSm80], 0);

@@ -1,8 +1,8 @@
 // The small_m family's gated problems (kernels_src/small_m/traits.cuh,
 // WRow): a CTA's block_n rows of W are the gate and up rows of block_n / 2
 // outputs; the candidates are those of the [gate | up] product the family
-// can run gated (the register ring, split-K through the workspace), and
-// they compile for sm_80 and sm_90a with no spills.
+// can run gated (split-K through the workspace, no K clusters), and they
+// compile for sm_80 and sm_90a with no spills (the wgmma path at M > 16).
 #include <array>
 #include <cstdio>
 #include <set>
@@ -65,20 +65,20 @@ TEST(SmallMGatedTest, ACtaCoversHalfItsRowsOfWInColumnsOfD) {
               ::testing::Not(HasSubstr("kGate")));
 }
 
-TEST(SmallMGatedTest, RefusesTheWgmmaPathAndClustersAlongK) {
+TEST(SmallMGatedTest, RefusesClustersAlongKAndTakesTheWgmmaPath) {
   const TargetInfo target = OfflineTarget(90);
   const GemmProblem p = Gated(4, 2048, 4096);
   KernelConfig cluster = Ring(16, 2);
   cluster.cluster_k = true;
   EXPECT_THAT(SmallM().Supports(p, cluster, target),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("register-ring")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("not in a cluster")));
   KernelConfig wg = Ring(32, 1);
   wg.block_m = 64;
   wg.block_k = 128;
   wg.warps_m = 4;
-  GemmProblem m64 = Gated(64, 2048, 4096);
-  EXPECT_THAT(SmallM().Supports(m64, wg, target),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("register-ring")));
+  const GemmProblem m64 = Gated(64, 2048, 4096);
+  EXPECT_TRUE(SmallM().Supports(m64, wg, target).ok()) << SmallM().Supports(m64, wg, target);
+  EXPECT_EQ(SmallM().Shape(m64, wg, target).grid[0], 128u);  // 2048 / 16
 }
 
 TEST(SmallMGatedTest, CandidatesAreTheProductsThatRunGated) {
@@ -92,7 +92,7 @@ TEST(SmallMGatedTest, CandidatesAreTheProductsThatRunGated) {
     ASSERT_FALSE(gated.empty()) << "M = " << m;
     std::set<std::string> runnable;
     for (const KernelConfig& c : SmallM().Candidates(product, target, TuningPolicy::kFast)) {
-      if (c.block_k == 32 && !c.cluster_k) runnable.insert(c.ToString());
+      if (!c.cluster_k) runnable.insert(c.ToString());
     }
     std::set<std::string> got;
     for (const KernelConfig& c : gated) got.insert(c.ToString());
@@ -107,8 +107,8 @@ TEST(SmallMGatedTest, CandidatesCompileForSm80AndSm90aWithoutSpills) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
     const TargetInfo target = OfflineTarget(*ParseArch(arch));
     // Decode sizes, a tail of N, and bias on both halves.
-    for (auto [m, n, k] :
-         std::vector<std::array<int64_t, 3>>{{1, 2048, 4096}, {16, 1408, 2048}, {33, 1000, 1000}}) {
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {1, 2048, 4096}, {16, 1408, 2048}, {33, 1000, 1000}, {48, 2048, 4096}}) {
       GemmProblem p = Gated(m, n, k);
       p.epilogue.bias = BiasMode::kPerColumn;
       for (const KernelConfig& c : SmallM().Candidates(p, target, TuningPolicy::kFast)) {
