@@ -10,7 +10,8 @@
       x (..., in), weight (2 * out, in) = torch.cat([W_gate, W_up]), bias (2 * out,)
       -> (..., out) = act(x W_gate^T + b_gate) * (x W_up^T + b_up): SwiGLU ("silu"),
       GeGLU ("gelu", "gelu_tanh"), ReGLU ("relu") or the bilinear GLU ("none"), one
-      GEMM whose epilogue multiplies the halves (served by the sm90 family).
+      GEMM whose epilogue multiplies the halves (a fused sm90, small_m or sm80 kernel,
+      or cuBLAS's product of both halves and a gate pass: whichever is faster).
   matmul(a, b)
       a (M, K) or (batch, M, K) times b (K, N) or (batch, K, N), any row- or
       column-major strides (the backward passes use it).
