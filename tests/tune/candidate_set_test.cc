@@ -115,12 +115,24 @@ TEST(CandidateSetTest, GatedCublasCandidatesCarryTheGatePass) {
 
 // On an A100 no JIT family gates (the sm90 family is Hopper's): cuBLAS is
 // the route, and the candidate set has it.
-TEST(CandidateSetTest, GatedProblemsBeforeHopperAreCublasOnes) {
+// Before Hopper the mma.sync families gate (small_m at M <= 64), and every
+// cuBLAS candidate carries the gate pass.
+TEST(CandidateSetTest, GatedProblemsBeforeHopperAreSm80SmallMAndCublasOnes) {
   Options o;
-  const std::vector<Candidate> set = ProposeCandidates(Swiglu(512), jit::OfflineTarget(80), o);
-  EXPECT_TRUE(JitConfigs(set).empty());
-  ASSERT_EQ(CountCublas(set), CublasSuggestions(o.tuning));
-  EXPECT_EQ(std::get<CublasAlgorithm>(set.back()).elementwise->family, jit::Family::kGate);
+  for (int64_t m : {512, 16}) {
+    const std::vector<Candidate> set = ProposeCandidates(Swiglu(m), jit::OfflineTarget(80), o);
+    const std::vector<jit::KernelConfig> jit = JitConfigs(set);
+    EXPECT_FALSE(jit.empty()) << "M = " << m;
+    bool small_m = false;
+    for (const jit::KernelConfig& c : jit) {
+      EXPECT_TRUE(c.family == jit::Family::kSm80 || c.family == jit::Family::kSmallM)
+          << c.ToString();
+      small_m = small_m || c.family == jit::Family::kSmallM;
+    }
+    EXPECT_EQ(small_m, m <= 64) << "M = " << m;
+    ASSERT_EQ(CountCublas(set), CublasSuggestions(o.tuning));
+    EXPECT_EQ(std::get<CublasAlgorithm>(set.back()).elementwise->family, jit::Family::kGate);
+  }
 }
 
 TEST(CandidateSetTest, NamesAreTheRecordsSpelling) {
