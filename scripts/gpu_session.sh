@@ -5,7 +5,8 @@
 # (`regimes` is not part of `all`: issue 20's figures, cold caches, ~10 min.)
 # Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
 # `sanitize` sizes: SANITIZE_PROBLEMS (plan-level random problems, 120),
-# SANITIZE_SM90_PROBLEMS and SANITIZE_GATED_PROBLEMS (40 each), and
+# SANITIZE_SM90_PROBLEMS and SANITIZE_GATED_PROBLEMS (40 each; the latter for
+# the cuBLAS route's, sm80's and small_m's gated tests), and
 # RACECHECK_LIMIT_S (seconds the sm90 racecheck may take, 1200).
 set -u
 carry=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,7 @@ if want tests; then
   summary+=("gpu_test rc=$rc ($(( $(date +%s) - start )) s): $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_test.log" | tr '\n' ' ')")
   summary+=("  $(grep -m1 'random problems:' "$out/gpu_test.log")")
   summary+=("  $(grep -m1 'cublas gated:' "$out/gpu_test.log")")
+  summary+=("  $(grep 'gated random problems:' "$out/gpu_test.log" | tr '\n' ' ')")
   for t in "$carry"/*gpu_test "$carry"/cublas_backend_test; do
     [ -x "$t" ] && [ "$(basename "$t")" != gpu_test ] || continue
     "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1
@@ -44,6 +46,8 @@ if want sanitize; then
   # A few hundred launches keep memcheck inside the visit; racecheck on the capture/PDL tests.
   JITGEMM_TEST_PROBLEMS=${SANITIZE_PROBLEMS:-120} JITGEMM_SM90_PROBLEMS=${SANITIZE_SM90_PROBLEMS:-40} \
     JITGEMM_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
+    JITGEMM_SM80_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
+    JITGEMM_SMALL_M_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
     compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 3 "$carry/gpu_test" --gtest_color=no > "$out/memcheck.log" 2>&1
   summary+=("memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")

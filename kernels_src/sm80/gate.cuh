@@ -12,7 +12,8 @@
 //
 //   out = act(alpha * gate + bias[col]) * (alpha * up + bias[N + col])
 //
-// and stores it in D's layout as the plain epilogue does.
+// (GatedValue, common/gate.cuh) and stores it in D's layout as the plain
+// epilogue does.
 #pragma once
 
 #include "jitgemm/common/args.cuh"
@@ -152,22 +153,16 @@ struct GatedEpilogue {
                                                int batch, int row0, int col0, int m_total,
                                                int lane) {
     D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
-    const D* bias = static_cast<const D*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
     const int g = lane >> 2, q = lane & 3;
 #pragma unroll
     for (int j = 0; j < kNI / 2; ++j) {
       const int col = col0 + j * 8 + 2 * q;
       const bool ok0 = kNFull || col < S::kN;
       const bool ok1 = kNFull || col + 1 < S::kN;
-      float bias_gate[2] = {0.f, 0.f}, bias_up[2] = {0.f, 0.f};
-      if (S::kBias == 1) {
+      GateBias<S> bias[2];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          if (e == 0 ? ok0 : ok1) {
-            bias_gate[e] = ToFloat(bias[col + e]);
-            bias_up[e] = ToFloat(bias[S::kN + col + e]);
-          }
-        }
+      for (int e = 0; e < 2; ++e) {
+        if (e == 0 ? ok0 : ok1) bias[e] = GateBias<S>(args, batch, col + e);
       }
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) {
@@ -178,9 +173,8 @@ struct GatedEpilogue {
           float v[2];
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const float gate = args.alpha * acc[mi][2 * j][2 * h + e] + bias_gate[e];
-            const float up = args.alpha * acc[mi][2 * j + 1][2 * h + e] + bias_up[e];
-            v[e] = ActivateFor<D, S::kAct>(gate) * up;
+            v[e] = GatedValue<S>(args, acc[mi][2 * j][2 * h + e], acc[mi][2 * j + 1][2 * h + e],
+                                 bias[e]);
           }
           Store2::StorePair(d, row, col, ok0, ok1, v[0], v[1]);
         }

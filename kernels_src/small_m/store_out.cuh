@@ -4,6 +4,7 @@
 
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/gate.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/small_m/ptx.cuh"
 
@@ -62,15 +63,8 @@ template <class S>
 __device__ __forceinline__ void StoreGated4(const GemmArgs& args, int batch, int m, int n,
                                             const float (&gate)[4], const float (&up)[4]) {
   static_assert(!S::kHasC && S::kBias != 2, "gated problems take no C and no per-row bias");
-  using TD = typename S::ElementD;
-  const TD* bias = static_cast<const TD*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
   Store4<S>(args, batch, m, n, [&](int j) {
-    float g = args.alpha * gate[j], u = args.alpha * up[j];
-    if (S::kBias == 1) {
-      g += ToFloat(bias[n + j]);
-      u += ToFloat(bias[S::kN + n + j]);
-    }
-    return ActivateFor<TD, S::kAct>(g) * u;
+    return GatedValue<S>(args, gate[j], up[j], GateBias<S>(args, batch, n + j));
   });
 }
 

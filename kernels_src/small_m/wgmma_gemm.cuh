@@ -4,6 +4,7 @@
 
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/epilogue.cuh"
+#include "jitgemm/common/gate.cuh"
 #include "jitgemm/common/ptx_sm80.cuh"
 #include "jitgemm/common/types.cuh"
 #include "jitgemm/sm90/ptx.cuh"
@@ -136,26 +137,20 @@ __device__ __forceinline__ void WgGemm(const GemmArgs& args) {
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   if constexpr (Tr::kGated) {
     // Blocks 2 jj and 2 jj + 1 are the gate and up rows of the same outputs.
-    using TD = typename S::ElementD;
-    const TD* bias = static_cast<const TD*>(args.bias) + static_cast<int64>(batch) * S::kStrideBias;
 #pragma unroll
     for (int jj = 0; jj < BN / 16; ++jj) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int n = tile_n * Tr::kOutBN + 8 * jj + 2 * t + e;
         if (!Tr::kNFull && n >= kN) continue;
-        float bias_gate = 0.f, bias_up = 0.f;
-        if (S::kBias == 1) {
-          bias_gate = ToFloat(bias[n]);
-          bias_up = ToFloat(bias[kN + n]);
-        }
+        const GateBias<S> bias(args, batch, n);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int m = 16 * warp + g + 8 * h;
           if (m >= m_rt) continue;
-          const float gate = args.alpha * acc[8 * jj + 2 * h + e] + bias_gate;
-          const float up = args.alpha * acc[8 * jj + 4 + 2 * h + e] + bias_up;
-          StoreD<S>(args, batch, m, n, ActivateFor<TD, S::kAct>(gate) * up);
+          StoreD<S>(
+              args, batch, m, n,
+              GatedValue<S>(args, acc[8 * jj + 2 * h + e], acc[8 * jj + 4 + 2 * h + e], bias));
         }
       }
     }
