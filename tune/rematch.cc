@@ -11,7 +11,7 @@ namespace jitgemm::tune {
 bool IsCloseCall(const Choice& choice, double margin) {
   return choice.cublas >= 0 && choice.best_jit >= 0 &&
          choice.jit_ratio > 1.0 - margin - kRematchWindow &&
-         choice.jit_ratio < 1.0 + kRematchWindow;
+         choice.jit_ratio < 1.0 + kRematchSlowerWindow;
 }
 
 std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice) {

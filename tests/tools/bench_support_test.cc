@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,20 +105,34 @@ GemmProblem Problem(int64_t m, int64_t n, int64_t k, Layout la, Layout lb, int64
   return p;
 }
 
-TEST(GraphTimerTest, RotatedOrderPutsEveryColumnInEveryPlace) {
-  constexpr size_t kColumns = 4;
-  for (size_t place = 0; place < kColumns; ++place) {
-    std::vector<int> seen(kColumns, 0);
-    for (int round = 0; round < static_cast<int>(kColumns); ++round) {
-      std::vector<int> in_round(kColumns, 0);
-      for (size_t i = 0; i < kColumns; ++i) ++in_round[RotatedColumn(round, i, kColumns)];
-      EXPECT_THAT(in_round, ::testing::Each(1)) << "round " << round;
-      ++seen[RotatedColumn(round, place, kColumns)];
+// Over a full period every column takes every place, and follows every other
+// column, equally often.
+TEST(GraphTimerTest, ColumnOrderBalancesPlacesAndPredecessors) {
+  for (size_t n = 1; n <= 7; ++n) {
+    const int period = static_cast<int>(n % 2 == 0 ? n : 2 * n);
+    std::map<std::pair<size_t, size_t>, int> places, pairs;
+    for (int round = 0; round < period; ++round) {
+      std::vector<int> in_round(n, 0);
+      size_t before = n;
+      for (size_t i = 0; i < n; ++i) {
+        const size_t c = ColumnOrder(round, i, n);
+        ASSERT_LT(c, n);
+        ++in_round[c];
+        ++places[{i, c}];
+        if (before < n) ++pairs[{before, c}];
+        before = c;
+      }
+      EXPECT_THAT(in_round, ::testing::Each(1)) << "n " << n << " round " << round;
     }
-    EXPECT_THAT(seen, ::testing::Each(1)) << "place " << place;
+    const int per_place = period / static_cast<int>(n);
+    EXPECT_EQ(places.size(), n * n) << n;
+    for (const auto& [where, count] : places) EXPECT_EQ(count, per_place) << n;
+    EXPECT_EQ(pairs.size(), n * (n - 1)) << n;
+    for (const auto& [pair, count] : pairs) EXPECT_EQ(count, per_place) << n;
   }
-  EXPECT_EQ(RotatedColumn(0, 2, 3), 2u);
-  EXPECT_EQ(RotatedColumn(1, 2, 3), 0u);
+  // Four columns: 0 1 3 2, then 1 2 0 3.
+  EXPECT_EQ(ColumnOrder(0, 2, 4), 3u);
+  EXPECT_EQ(ColumnOrder(1, 2, 4), 0u);
 }
 
 TEST(ReferenceTest, BlockedProductMatchesNaive) {

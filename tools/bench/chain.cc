@@ -163,7 +163,7 @@ absl::Status RunChain(BenchContext& ctx, const TimingConfig& timing, const Optio
     }
     for (int r = 0; r < t.replays; ++r) {
       for (size_t i = 0; i < cols.size(); ++i) {
-        ChainColumn& c = cols[RotatedColumn(r, i, cols.size())];
+        ChainColumn& c = cols[ColumnOrder(r, i, cols.size())];
         absl::StatusOr<double> us = c.graph->ReplayUs();
         if (!us.ok()) return us.status();
         c.samples.push_back(*us);

@@ -20,14 +20,28 @@ using LaunchFn = GraphLaunchFn;
 
 // Columns of one case are captured once each (CapturedGraph) and replayed in
 // turn so that clock and temperature drift over the run spreads over every
-// column instead of penalising the last one. Each round starts one column
-// later (A B C, B C A, C A B, ...): under a power cap a column's place in a
-// fixed order alone moved its figure by a few percent.
+// column instead of penalising the last one. Under the power cap a column
+// also pays for the one before it: the card's clock lags behind its load, and
+// in a fixed cyclic order (A B C, B C A, ...) the column that always followed
+// the heaviest one read 3-8% slower than its twin running the very same
+// cuBLASLt kernel (bench/results/2026-11-27-h100-s22-column-order.log). So
+// the rounds follow a Williams design: every column takes every place, and
+// follows every other column, equally often, over `count` rounds (an even
+// count) or 2 * `count` (an odd one).
 using ::jitgemm::CapturedGraph;
 
 // The column timed `i`-th in round `round` of `count` columns.
-inline size_t RotatedColumn(int round, size_t i, size_t count) {
-  return (i + static_cast<size_t>(round)) % count;
+inline size_t ColumnOrder(int round, size_t i, size_t count) {
+  // Row 0 is 0, 1, n-1, 2, n-2, ...; row r adds r; an odd count also takes
+  // the n rows mirrored.
+  const size_t n = count;
+  const size_t period = n % 2 == 0 ? n : 2 * n;
+  size_t r = static_cast<size_t>(round) % period;
+  const bool mirror = r >= n;
+  r %= n;
+  const size_t j = mirror ? n - 1 - i : i;
+  const size_t base = j % 2 == 1 ? (j + 1) / 2 : (n - j / 2) % n;
+  return (base + r) % n;
 }
 
 // Capture as GraphReplayConfig says (100 launches, 3 warm-up calls, global

@@ -11,11 +11,12 @@
 // column a check of the NaN-poisoned output (relative Frobenius error; a
 // wrong column is marked FAIL and never timed), then CUDA events around a
 // graph of --launches calls per column; the columns of a case are replayed in
-// turn, --repeats rounds, each round starting one column later (so drift and
-// the place in the order spread over all of them); the median per call is
-// reported. Weights rotate over distinct buffers where the workload streams
-// them (S1: 100). Exit status: 0 all columns correct and measured, 1 any
-// failure or error, 2 no CUDA device, 64 bad flags.
+// turn, --repeats rounds, in balanced orders (every column takes every place
+// and follows every other column equally often, so drift, the place in the
+// order and the load just before spread over all of them); the median per
+// call is reported. Weights rotate over distinct buffers where the workload
+// streams them (S1: 100). Exit status: 0 all columns correct and measured, 1
+// any failure or error, 2 no CUDA device, 64 bad flags.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -237,8 +238,8 @@ int Main(int argc, char** argv) {
       prop.l2CacheSize / 1048576.0, driver / 1000, (driver % 1000) / 10, runtime / 1000,
       (runtime % 1000) / 10, CublasLtVersionString().c_str());
   std::printf(
-      "method: CUDA graph of %d calls, median of %d replays (columns in turn, each round "
-      "starting one later); float64 reference check "
+      "method: CUDA graph of %d calls, median of %d replays (columns in turn, in balanced "
+      "orders); float64 reference check "
       "before timing; speedup = baseline µs / column µs\n",
       config.timing.launches, config.timing.replays);
   std::printf("command:");

@@ -346,7 +346,7 @@ absl::Status RunShape(const MlpShape& s, BenchContext& ctx, const GluKernel* glu
   }
   for (int r = 0; r < timing.replays; ++r) {
     for (size_t i = 0; i < cols.size(); ++i) {
-      Column& c = cols[RotatedColumn(r, i, cols.size())];
+      Column& c = cols[ColumnOrder(r, i, cols.size())];
       if (c.graph == nullptr) continue;
       absl::StatusOr<double> us = c.graph->ReplayUs();
       if (!us.ok()) return us.status();

@@ -463,7 +463,7 @@ CaseResult RunCase(const BenchCase& bc, const RunConfig& config, BenchContext& c
   }
   for (int rep = 0; rep < config.timing.replays; ++rep) {
     for (size_t i = 0; i < pending.size(); ++i) {
-      Pending& p = pending[RotatedColumn(rep, i, pending.size())];
+      Pending& p = pending[ColumnOrder(rep, i, pending.size())];
       CellResult& cell = result.cells[p.cell];
       if (!cell.status.ok()) continue;
       absl::StatusOr<double> us = p.graph->ReplayUs();
