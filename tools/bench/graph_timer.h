@@ -21,12 +21,10 @@ using LaunchFn = GraphLaunchFn;
 // Columns of one case are captured once each (CapturedGraph) and replayed in
 // turn so that clock and temperature drift over the run spreads over every
 // column instead of penalising the last one. Under the power cap a column
-// also pays for the one before it: the card's clock lags behind its load, and
-// in a fixed cyclic order (A B C, B C A, ...) the column that always followed
-// the heaviest one read 3-8% slower than its twin running the very same
-// cuBLASLt kernel (bench/results/2026-11-27-h100-s22-column-order.log). So
-// the rounds follow a Williams design: every column takes every place, and
-// follows every other column, equally often, over `count` rounds (an even
+// also pays for the load just before it, so a fixed cyclic order (A B C, B C A,
+// ...) penalises whatever always follows the heaviest column (docs/tuning.md).
+// The rounds follow a Williams design instead: every column takes every place,
+// and follows every other column, equally often, over `count` rounds (an even
 // count) or 2 * `count` (an odd one).
 using ::jitgemm::CapturedGraph;
 
@@ -35,6 +33,7 @@ inline size_t ColumnOrder(int round, size_t i, size_t count) {
   // Row 0 is 0, 1, n-1, 2, n-2, ...; row r adds r; an odd count also takes
   // the n rows mirrored.
   const size_t n = count;
+  if (n == 0) return 0;
   const size_t period = n % 2 == 0 ? n : 2 * n;
   size_t r = static_cast<size_t>(round) % period;
   const bool mirror = r >= n;
