@@ -168,7 +168,7 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
     const GemmProblem& problem, const Options& options,
-    const ElementwiseEpilogueFactory& elementwise, int algorithm) {
+    const ElementwiseEpilogueFactory& elementwise, int algorithm, bool activation_in_pass) {
   JITGEMM_ASSIGN_OR_RETURN(const int device, CurrentDevice());
   const bool gated = problem.epilogue.gate == Gate::kHalves;
   // A gated problem's Lt call is its inner product of 2N columns, into the
@@ -176,6 +176,12 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
   const GemmProblem lt_problem = gated ? backends::GatedProductProblem(problem) : problem;
   JITGEMM_ASSIGN_OR_RETURN(CublasLtMapping mapping,
                            backends::MapToCublasLt(lt_problem, options.allow_tf32));
+  if (activation_in_pass) {
+    if (!backends::LtActivates(mapping)) {
+      return absl::NotFoundError("cuBLASLt's epilogue has no activation to leave to the pass");
+    }
+    mapping = backends::WithActivationInPass(mapping);
+  }
   JITGEMM_ASSIGN_OR_RETURN(cublasLtHandle_t handle, LtHandleForDevice(device));
   const int alignment = options.pointer_alignment;
 

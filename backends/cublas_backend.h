@@ -94,9 +94,14 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
 // inputs; `options.pointer_alignment` bounds the alignment Lt may assume.
 // `algorithm` picks the heuristic's n-th suggestion (0: its first choice);
 // NotFound when cuBLASLt offers fewer. The tuner times a few of them.
+// `activation_in_pass`: where Lt's epilogue would apply the activation, Lt
+// computes the product (with its bias) and the elementwise pass activates
+// (backends::WithActivationInPass); NotFound where Lt's epilogue has no
+// activation to move.
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(
     const GemmProblem& problem, const Options& options,
-    const ElementwiseEpilogueFactory& elementwise, int algorithm = 0);
+    const ElementwiseEpilogueFactory& elementwise, int algorithm = 0,
+    bool activation_in_pass = false);
 
 // Same, with UnimplementedElementwiseEpilogue.
 absl::StatusOr<std::unique_ptr<Backend>> CreateCublasBackend(const GemmProblem& problem,

@@ -1,6 +1,7 @@
 #include "backends/cublas_mapping.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -152,6 +153,48 @@ CublasLtMapping WithoutLtEpilogue(const CublasLtMapping& mapping, const GemmProb
   out.bias_batch_stride = 0;
   out.elementwise_bias = p.epilogue.bias != BiasMode::kNone;
   out.elementwise_after = out.elementwise_bias || p.epilogue.activation != Activation::kNone;
+  return out;
+}
+
+bool LtActivates(const CublasLtMapping& mapping) {
+  switch (mapping.epilogue) {
+    case LtEpilogue::kRelu:
+    case LtEpilogue::kReluBias:
+    case LtEpilogue::kGelu:
+    case LtEpilogue::kGeluBias:
+      return true;
+    case LtEpilogue::kDefault:
+    case LtEpilogue::kBias:
+      break;
+  }
+  return false;
+}
+
+CublasLtMapping WithActivationInPass(const CublasLtMapping& mapping) {
+  if (!LtActivates(mapping)) return mapping;
+  CublasLtMapping out = mapping;
+  const bool bias =
+      mapping.epilogue == LtEpilogue::kReluBias || mapping.epilogue == LtEpilogue::kGeluBias;
+  out.epilogue = bias ? LtEpilogue::kBias : LtEpilogue::kDefault;
+  out.elementwise_after = true;
+  out.elementwise_bias = false;
+  return out;
+}
+
+std::vector<GemmProblem> CublasRoutePasses(const GemmProblem& problem, bool allow_tf32) {
+  std::vector<GemmProblem> out;
+  if (problem.epilogue.gate != Gate::kNone) {
+    absl::StatusOr<CublasLtMapping> mapping =
+        MapToCublasLt(GatedProductProblem(problem), allow_tf32);
+    if (mapping.ok()) out.push_back(GatePassProblem(problem, *mapping));
+    return out;
+  }
+  absl::StatusOr<CublasLtMapping> mapping = MapToCublasLt(problem, allow_tf32);
+  if (!mapping.ok()) return out;
+  if (mapping->elementwise_after) out.push_back(ElementwiseProblem(problem, *mapping));
+  if (LtActivates(*mapping)) {
+    out.push_back(ElementwiseProblem(problem, WithActivationInPass(*mapping)));
+  }
   return out;
 }
 

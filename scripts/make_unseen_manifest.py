@@ -6,7 +6,12 @@ beyond noise where nobody tuned for the shape:
 
   jitgemm-bench --manifest=bench/manifests/unseen_mix.json
 
-Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [OUT]
+`--space wide` draws from the whole space instead: M from 1 (decode) to 8192,
+sizes off every tile and off 16-byte rows (odd N and K, padded leading
+dimensions), K as short as 16, so the small-M family, the sm80 family and the
+cuBLAS route are tried where the sm90 family cannot serve.
+
+Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [--space mid|wide] [OUT]
 """
 import argparse
 import json
@@ -52,15 +57,45 @@ def problem(rng, i):
     return p
 
 
+def wide_problem(rng, i):
+    """One problem of the whole space, capped at 0.5 TFLOP so a manifest stays quick."""
+    while True:
+        m = rng.choice([1, 2, 5, 8, 16, 24, 33, 48, 64, 65, 80, 127, 130, 255, 257, 500, 777,
+                        1024, 1500, 2047, 3333, 4096, 6000, 8192])
+        n = rng.choice([8, 24, 100, 255, 256, 513, 1000, 1024, 2000, 2049, 4096, 5000, 8192,
+                        11008, 14336])
+        k = rng.choice([16, 40, 64, 100, 128, 255, 512, 999, 1024, 2048, 3000, 4096, 8192])
+        if 2 * m * n * k <= 5e11:
+            break
+    p = problem(rng, i)
+    p["name"] = f"wide {i}"
+    p["m"], p["n"], p["k"] = m, n, k
+    gated = p["epilogue"].get("gate") == "halves"
+    cols = 2 * n if gated else n
+    for op, rows, width in (("a", m, k), ("b", k, cols), ("c", m, n), ("d", m, n)):
+        if rng.random() < 0.15:  # a padded leading dimension, off 16 bytes half the time
+            t = p[op]
+            packed = width if t["layout"] == "row" else rows
+            t["ld"] = packed + rng.choice([3, 8, 64])
+    for op, rows, width in (("a", m, k), ("b", k, cols), ("c", m, n), ("d", m, n)):
+        t = p[op]
+        if t.get("batch_stride", -1) > 0:  # room for the padded matrices
+            ld = t.get("ld", 0) or (width if t["layout"] == "row" else rows)
+            t["batch_stride"] = ld * (rows if t["layout"] == "row" else width)
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--count", type=int, default=24)
+    ap.add_argument("--space", choices=["mid", "wide"], default="mid")
     ap.add_argument("out", nargs="?", default="bench/manifests/unseen_mix.json")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    draw = wide_problem if args.space == "wide" else problem
     doc = {"version": 1, "options": {"tuning": "fast", "pdl": True, "pointer_alignment": 16},
-           "problems": [problem(rng, i) for i in range(args.count)]}
+           "problems": [draw(rng, i) for i in range(args.count)]}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cublas_mapping.h"
 #include "backends/elementwise_epilogue.h"
 #include "jit/candidates.h"
 
@@ -11,7 +12,8 @@ namespace jitgemm::tune {
 
 std::string CandidateName(const Candidate& candidate) {
   if (const auto* cublas = std::get_if<CublasAlgorithm>(&candidate)) {
-    return cublas->index == 0 ? "cublas" : absl::StrCat("cublas#", cublas->index);
+    return absl::StrCat(cublas->index == 0 ? "cublas" : absl::StrCat("cublas#", cublas->index),
+                        cublas->activation_pass ? "+pass" : "");
   }
   return std::get<jit::KernelConfig>(candidate).ToString();
 }
@@ -41,6 +43,14 @@ std::vector<Candidate> ProposeCandidates(const GemmProblem& problem, const jit::
         ElementwiseConfig(problem, target, options);
     for (int k = 0; k < CublasSuggestions(options.tuning); ++k) {
       out.emplace_back(CublasAlgorithm{k, elementwise});
+    }
+    // Lt's fused activation is not always its fastest route: time the plain
+    // (or BIAS) product with the activation in the pass beside it.
+    absl::StatusOr<backends::CublasLtMapping> mapping =
+        backends::MapToCublasLt(problem, options.allow_tf32);
+    if (elementwise.has_value() && problem.epilogue.gate == Gate::kNone && mapping.ok() &&
+        backends::LtActivates(*mapping)) {
+      out.emplace_back(CublasAlgorithm{0, elementwise, /*activation_pass=*/true});
     }
   }
   return out;

@@ -29,6 +29,20 @@ double WorseRatio(const Timing& t, const std::vector<double>& ref) {
   return worst;
 }
 
+// The better, over regimes, of the same ratios.
+double BetterRatio(const Timing& t, const std::vector<double>& ref) {
+  double best = t.us[0] / ref[0];
+  for (size_t r = 1; r < ref.size(); ++r) best = std::min(best, t.us[r] / ref[r]);
+  return best;
+}
+
+// A later cuBLAS candidate replaces the pick: faster by the margin in every
+// regime, or by the margin in one and level (kRegimeTie) in the others.
+bool ReplacesCublasPick(const Timing& t, const std::vector<double>& pick, double margin) {
+  const double worse = WorseRatio(t, pick);
+  return worse < 1.0 - margin || (worse <= 1.0 + kRegimeTie && BetterRatio(t, pick) < 1.0 - margin);
+}
+
 // "9.60 us" for one regime, "9.60 / 5.10 us (streaming / resident)" for more.
 std::string Times(const Timing& t, const std::vector<std::string>& regimes) {
   std::vector<std::string> parts;
@@ -49,10 +63,10 @@ Choice ChooseFastest(const std::vector<Timing>& timings, double margin,
   for (int i = 0; i < static_cast<int>(timings.size()); ++i) {
     const Timing& t = timings[i];
     if (!t.is_cublas || !Runs(t, n_regimes)) continue;
-    // cuBLASLt's later suggestions must beat the earlier pick by the margin
-    // in every regime: near-ties go to the earlier (its heuristic's first
-    // choice, the algorithm PyTorch runs).
-    if (cublas < 0 || WorseRatio(t, timings[cublas].us) < 1.0 - margin) cublas = i;
+    // cuBLASLt's later suggestions must beat the earlier pick by the margin:
+    // near-ties go to the earlier (its heuristic's first choice, the
+    // algorithm PyTorch runs).
+    if (cublas < 0 || ReplacesCublasPick(t, timings[cublas].us, margin)) cublas = i;
   }
   // The reference of each regime: the cuBLAS pick, else the fastest time.
   std::vector<double> ref(n_regimes, -1);

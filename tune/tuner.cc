@@ -67,7 +67,7 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
 std::vector<int> TimingOrder(const std::vector<Candidate>& candidates) {
   std::vector<int> order;
   for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
-    if (IsCublas(candidates[i]) && std::get<CublasAlgorithm>(candidates[i]).index == 0) {
+    if (IsCublasReference(candidates[i])) {
       order.insert(order.begin(), i);
     } else {
       order.push_back(i);
@@ -142,7 +142,7 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
       t.is_cublas = IsCublas(c);
       auto b = r.build(c);
       if (!b.ok()) continue;
-      const bool reference = t.is_cublas && std::get<CublasAlgorithm>(c).index == 0;
+      const bool reference = IsCublasReference(c);
       for (size_t k = 0; k < regimes.size(); ++k) {
         auto m = Measure(**timer, **b, regimes[k], best[k], reference, budget);
         if (!m.ok()) break;  // cannot run in this regime: cannot win

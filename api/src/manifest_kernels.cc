@@ -84,13 +84,16 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
         if (!seen.emplace(source.source, source.name_expression).second) return;
         out.kernels.push_back({path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
       };
-      if (p.epilogue.gate != Gate::kNone && options.backend != BackendPolicy::kJitOnly) {
-        // The gate pass of the cuBLAS route (docs/gated.md), as CreateCublasBackend
-        // makes it: without it in the cache, JITGEMM_JIT=off has no cuBLAS plan.
-        absl::StatusOr<backends::CublasLtMapping> mapping =
-            backends::MapToCublasLt(backends::GatedProductProblem(p), options.allow_tf32);
+      if (options.backend != BackendPolicy::kJitOnly) {
+        // The passes of the cuBLAS routes (the gate pass, docs/gated.md; the
+        // elementwise pass), as CreateCublasBackend makes them: without them in
+        // the cache, JITGEMM_JIT=off has no such cuBLAS plan.
         const std::optional<jit::KernelConfig> pass = ElementwiseConfig(p, target.target, options);
-        if (mapping.ok() && pass.has_value()) add(backends::GatePassProblem(p, *mapping), *pass);
+        if (pass.has_value()) {
+          for (const GemmProblem& q : backends::CublasRoutePasses(p, options.allow_tf32)) {
+            add(q, *pass);
+          }
+        }
       }
       if (options.backend == BackendPolicy::kCublasOnly) continue;
       for (const jit::KernelConfig& c : jit::ProposeConfigs(p, target.target, options)) add(p, c);

@@ -142,7 +142,7 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
           return MakeJitElementwiseEpilogueOf(q, o, config);
         };
       }
-      return CreateCublasBackend(p, options, elementwise, cublas->index);
+      return CreateCublasBackend(p, options, elementwise, cublas->index, cublas->activation_pass);
     }
     bool compiled = false;
     auto b = JitBackend::Create(p, std::get<jit::KernelConfig>(c), options, device, &compiled);

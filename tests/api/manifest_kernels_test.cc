@@ -1,5 +1,6 @@
-// The kernels a manifest needs: a gated problem's list holds the gate pass
-// of its cuBLAS route beside its JIT kernels, unless its options say JIT only.
+// The kernels a manifest needs: a problem's list holds the passes of its
+// cuBLAS routes (a gated problem's gate pass, an ungated one's elementwise
+// passes) beside its JIT kernels, unless its options say JIT only.
 #include "api/src/manifest_kernels.h"
 
 #include <unistd.h>
@@ -27,10 +28,11 @@ GemmProblem Swiglu() {
   return p;
 }
 
-std::string WriteManifest(const std::string& name, BackendPolicy backend) {
+std::string WriteManifest(const std::string& name, BackendPolicy backend,
+                          const GemmProblem& problem = Swiglu()) {
   Manifest m;
   m.options.backend = backend;
-  m.problems.push_back({"swiglu", Swiglu()});
+  m.problems.push_back({"problem", problem});
   const std::string path =
       (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".json"))
           .string();
@@ -87,6 +89,42 @@ TEST(ManifestKernelsTest, CublasOnlyKeepsThePassJitOnlyDropsIt) {
   }
   std::remove(cublas.c_str());
   std::remove(jit.c_str());
+}
+
+// An ungated problem's cuBLAS routes: Lt's fused RELU_BIAS needs no pass, its
+// BIAS product with the activation in the pass needs a ReLU-only one; SiLU,
+// which Lt lacks, always takes its pass.
+TEST(ManifestKernelsTest, UngatedProblemsListTheElementwisePassesOfTheCublasRoutes) {
+  absl::StatusOr<TargetArch> hopper = ResolveTarget("sm_90a", 0);
+  ASSERT_TRUE(hopper.ok()) << hopper.status();
+  GemmProblem p = MakeGemm(512, 1024, 1024, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.epilogue.bias = BiasMode::kPerColumn;
+  for (auto [act, suffix] :
+       {std::pair{Activation::kRelu, "_relu"}, std::pair{Activation::kGeluTanh, "_gelu_tanh"},
+        std::pair{Activation::kSilu, "_silu"}}) {
+    p.epilogue.activation = act;
+    const std::string path = WriteManifest("ungated", BackendPolicy::kAuto, p);
+    absl::StatusOr<ManifestKernels> k = LoadManifestKernels({path}, *hopper, std::nullopt);
+    std::remove(path.c_str());
+    ASSERT_TRUE(k.ok()) << k.status();
+    std::vector<std::string> passes;
+    for (const std::string& n : Names(*k)) {
+      if (n.rfind("gemm_elementwise_", 0) == 0) passes.push_back(n);
+    }
+    ASSERT_EQ(passes.size(), 1u) << ActivationName(act);
+    EXPECT_THAT(passes[0], ::testing::StartsWith("gemm_elementwise_bf16_rc_r_1x8x1"));
+    EXPECT_THAT(passes[0], ::testing::HasSubstr(suffix));
+    EXPECT_THAT(passes[0], ::testing::Not(::testing::HasSubstr("bias"))) << "Lt adds the bias";
+  }
+  p.epilogue.activation = Activation::kNone;  // Lt's BIAS alone: no pass
+  const std::string path = WriteManifest("plain", BackendPolicy::kAuto, p);
+  absl::StatusOr<ManifestKernels> k = LoadManifestKernels({path}, *hopper, std::nullopt);
+  std::remove(path.c_str());
+  ASSERT_TRUE(k.ok()) << k.status();
+  for (const std::string& n : Names(*k)) {
+    EXPECT_THAT(n, ::testing::Not(::testing::StartsWith("gemm_elementwise_")));
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // For every layout / bias / activation / batch combination, a CPU model of
 // what cublasLtMatmul computes under the problem's cuBLASLt mapping
 // (column-major layouts, op_a / op_b, bias along Lt's rows, then the
-// elementwise pass) gives the problem's D exactly; and for gated problems,
+// elementwise pass) gives the problem's D exactly, also with Lt's activation
+// left to the pass (WithActivationInPass); and for gated problems,
 // the Lt call of the inner product into the [gate | up] workspace followed by
 // the gate pass. No GPU.
 #include <algorithm>
@@ -187,10 +188,14 @@ TEST_P(CublasMappingModelTest, LtModelEqualsProblem) {
   in.bias = random(9 * (batch - 1) + std::max(m, n));
 
   const std::vector<double> want = ProblemReference(p, in);
-  const std::vector<double> got = LtModel(p, *map, in);
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i << " of D, " << DebugString(*map);
+  // The mapping, and the same product with Lt's activation left to the pass.
+  for (const CublasLtMapping& route : {*map, WithActivationInPass(*map)}) {
+    const std::vector<double> got = LtModel(p, route, in);
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-12) << "element " << i << " of D, " << DebugString(route);
+    }
+    EXPECT_FALSE(route.elementwise_after && route.elementwise_bias && LtActivates(route));
   }
   // Lt's descriptors must describe matrices that fit the buffers.
   EXPECT_GE(map->a.ld, map->a.rows);

@@ -299,6 +299,76 @@ TEST(CublasMappingTest, WithoutLtEpilogueMovesEverythingToThePass) {
   EXPECT_FALSE(WithoutLtEpilogue(*none_map, none).elementwise_after);
 }
 
+TEST(CublasMappingTest, WithActivationInPassKeepsLtsBiasAndMovesOnlyTheActivation) {
+  const GemmProblem p = LinearRelu(8, 64, 64, DataType::kF16);
+  auto map = MapToCublasLt(p, false);
+  ASSERT_TRUE(map.ok());
+  ASSERT_EQ(map->epilogue, LtEpilogue::kReluBias);
+  EXPECT_TRUE(LtActivates(*map));
+  const CublasLtMapping split = WithActivationInPass(*map);
+  EXPECT_EQ(split.epilogue, LtEpilogue::kBias);
+  EXPECT_FALSE(LtActivates(split));
+  EXPECT_TRUE(split.elementwise_after);
+  EXPECT_FALSE(split.elementwise_bias);
+  EXPECT_EQ(split.bias_batch_stride, map->bias_batch_stride);
+  const GemmProblem pass = ElementwiseProblem(p, split);
+  EXPECT_EQ(pass.epilogue.bias, BiasMode::kNone);
+  EXPECT_EQ(pass.epilogue.activation, Activation::kRelu);
+
+  GemmProblem gelu = p;
+  gelu.epilogue.bias = BiasMode::kNone;
+  gelu.epilogue.activation = Activation::kGeluTanh;
+  auto gelu_map = MapToCublasLt(gelu, false);
+  ASSERT_TRUE(gelu_map.ok());
+  ASSERT_EQ(gelu_map->epilogue, LtEpilogue::kGelu);
+  EXPECT_EQ(WithActivationInPass(*gelu_map).epilogue, LtEpilogue::kDefault);
+
+  // Nothing to move: an activation Lt lacks (already in the pass), or none.
+  for (Activation act : {Activation::kSilu, Activation::kGeluErf, Activation::kNone}) {
+    GemmProblem q = p;
+    q.epilogue.activation = act;
+    auto q_map = MapToCublasLt(q, false);
+    ASSERT_TRUE(q_map.ok());
+    EXPECT_FALSE(LtActivates(*q_map)) << ActivationName(act);
+    const CublasLtMapping same = WithActivationInPass(*q_map);
+    EXPECT_EQ(same.epilogue, q_map->epilogue) << ActivationName(act);
+    EXPECT_EQ(same.elementwise_after, q_map->elementwise_after) << ActivationName(act);
+  }
+}
+
+// The passes a warm-up compiles so that every cuBLAS route exists with compiling off.
+TEST(CublasMappingTest, CublasRoutePassesListEveryPassARouteRuns) {
+  const GemmProblem relu = LinearRelu(8, 64, 64, DataType::kF16);
+  std::vector<GemmProblem> passes = CublasRoutePasses(relu, false);
+  ASSERT_EQ(passes.size(), 1u);  // Lt's RELU_BIAS alone, or BIAS + a relu pass
+  EXPECT_EQ(passes[0].epilogue.bias, BiasMode::kNone);
+  EXPECT_EQ(passes[0].epilogue.activation, Activation::kRelu);
+
+  GemmProblem silu = relu;
+  silu.epilogue.activation = Activation::kSilu;
+  passes = CublasRoutePasses(silu, false);
+  ASSERT_EQ(passes.size(), 1u);
+  EXPECT_EQ(passes[0].epilogue.activation, Activation::kSilu);
+
+  GemmProblem row_bias = relu;  // off Lt's axis: the pass adds the bias, then activates
+  row_bias.epilogue.bias = BiasMode::kPerRow;
+  passes = CublasRoutePasses(row_bias, false);
+  ASSERT_EQ(passes.size(), 1u);
+  EXPECT_EQ(passes[0].epilogue.bias, BiasMode::kPerRow);
+
+  GemmProblem plain = relu;
+  plain.epilogue.activation = Activation::kNone;
+  EXPECT_TRUE(CublasRoutePasses(plain, false).empty());
+
+  GemmProblem gated = silu;
+  gated.epilogue.gate = Gate::kHalves;
+  gated.b.ld = gated.k;
+  passes = CublasRoutePasses(gated, false);
+  ASSERT_EQ(passes.size(), 1u);
+  EXPECT_EQ(passes[0].epilogue.gate, Gate::kHalves);
+  EXPECT_EQ(passes[0].epilogue.bias, BiasMode::kNone) << "Lt adds the [gate | up] bias";
+}
+
 TEST(CublasMappingTest, DebugStringNamesTheShape) {
   auto map = MapToCublasLt(LinearRelu(1, 2048, 4096, DataType::kBF16), true);
   ASSERT_TRUE(map.ok());

@@ -3,13 +3,16 @@
 // through Plan with BackendPolicy::kCublasOnly, against the float64
 // reference. Every activation and bias mode, f16 / bf16 / f32 D, row- and
 // column-major D, lines that take 16-byte chunks, narrower ones, odd ld
-// (the scalar kernel), tails, batches and element-aligned pointers.
+// (the scalar kernel), tails, batches and element-aligned pointers; and the
+// same product with Lt's ReLU / GELU left to the pass.
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cublas_backend.h"
+#include "backends/elementwise_epilogue.h"
 #include "gtest/gtest.h"
 #include "jitgemm/plan.h"
 #include "support/gpu_env.h"
@@ -133,6 +136,71 @@ TEST(CublasElementwiseTest, MatchesFloat64Reference) {
               index, failures, lt_bias, pass_bias);
   EXPECT_GT(lt_bias, 0);
   EXPECT_EQ(failures, 0);
+}
+
+// The route the tuner times beside Lt's fused ReLU / GELU: Lt's product
+// (with its BIAS where the bias lies on Lt's axis) and the activation in the
+// pass. Same cases as above for the activations Lt has.
+TEST(CublasElementwiseTest, ActivationInThePassMatchesFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  std::mt19937_64 rng(20261129);
+  const std::pair<DataType, DataType> types[] = {{DataType::kF16, DataType::kF16},
+                                                 {DataType::kBF16, DataType::kBF16},
+                                                 {DataType::kBF16, DataType::kF32},
+                                                 {DataType::kF32, DataType::kF32}};
+  int index = 0, failures = 0, moved = 0;
+  for (const auto& [in, out] : types) {
+    for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
+        for (Activation act : {Activation::kRelu, Activation::kGeluTanh}) {
+          const Case c = ElementwiseCase(in, out, layout, bias, act, index++);
+          auto backend = CreateCublasBackend(c.problem, c.options, MakeJitElementwiseEpilogue,
+                                             /*algorithm=*/0, /*activation_in_pass=*/true);
+          const bool on_lt_axis = (bias == BiasMode::kPerColumn) == (layout == Layout::kRowMajor);
+          if (bias != BiasMode::kNone && !on_lt_axis) {
+            // The pass already adds that bias and activates: nothing to move.
+            EXPECT_TRUE(absl::IsNotFound(backend.status())) << c.tag << " " << backend.status();
+            continue;
+          }
+          if (!backend.ok()) {
+            ADD_FAILURE() << c.tag << " " << DebugString(c.problem) << ": " << backend.status();
+            ++failures;
+            continue;
+          }
+          const std::string name = (*backend)->Describe();
+          const std::string pass = PassName(name);
+          EXPECT_FALSE(pass.empty()) << c.tag << " " << name;
+          if (pass.find("_bias_") != std::string::npos) {
+            // Only where Lt has no BIAS algorithm for the type pair.
+            EXPECT_NE(name.find("cublasLt DEFAULT"), std::string::npos) << c.tag << " " << name;
+          }
+          EXPECT_EQ(name.find("RELU"), std::string::npos) << c.tag << " " << name;
+          EXPECT_EQ(name.find("GELU"), std::string::npos) << c.tag << " " << name;
+          ++moved;
+          const std::string err = RunCase(
+              c, c.problem,
+              [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+          if (!err.empty()) {
+            ++failures;
+            ADD_FAILURE() << c.tag << " " << DebugString(c.problem) << " align "
+                          << c.options.pointer_alignment << " via " << name << ": " << err;
+            if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+              ADD_FAILURE() << "the context is broken after that kernel; stopping";
+              return;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("cublas + activation pass: %d problems run, %d failed\n", moved, failures);
+  EXPECT_GT(moved, 20);
+  EXPECT_EQ(failures, 0);
+  // SiLU has no Lt epilogue to move the activation out of.
+  Case silu = ElementwiseCase(DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
+                              BiasMode::kPerColumn, Activation::kSilu, 0);
+  auto none = CreateCublasBackend(silu.problem, silu.options, MakeJitElementwiseEpilogue, 0, true);
+  EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
 }
 
 }  // namespace

@@ -135,9 +135,59 @@ TEST(CandidateSetTest, GatedProblemsBeforeHopperAreSm80SmallMAndCublasOnes) {
   }
 }
 
+// Where Lt's epilogue would activate (ReLU, GELU-tanh), Lt's product with the
+// activation in the pass is timed too, after Lt's suggestions, and is never
+// the reference; other epilogues and gated problems have no such candidate.
+TEST(CandidateSetTest, LtActivationsAlsoGetTheirPassVariant) {
+  const jit::TargetInfo hopper = jit::OfflineTarget(90);
+  for (TuningPolicy policy : {TuningPolicy::kHeuristic, TuningPolicy::kFast}) {
+    Options o;
+    o.tuning = policy;
+    for (Activation act : {Activation::kRelu, Activation::kGeluTanh}) {
+      GemmProblem p = Linear(512);
+      p.epilogue.activation = act;
+      const std::vector<Candidate> set = ProposeCandidates(p, hopper, o);
+      ASSERT_EQ(CountCublas(set), CublasSuggestions(policy) + 1) << ActivationName(act);
+      const auto& last = std::get<CublasAlgorithm>(set.back());
+      EXPECT_TRUE(last.activation_pass);
+      EXPECT_EQ(last.index, 0);
+      ASSERT_TRUE(last.elementwise.has_value());
+      EXPECT_EQ(last.elementwise->family, jit::Family::kElementwise);
+      EXPECT_FALSE(IsCublasReference(set.back()));
+      EXPECT_EQ(CandidateName(set.back()), "cublas+pass");
+      int references = 0;
+      for (const Candidate& c : set) references += IsCublasReference(c);
+      EXPECT_EQ(references, 1);
+    }
+  }
+  Options o;
+  for (Activation act : {Activation::kNone, Activation::kSilu, Activation::kGeluErf}) {
+    GemmProblem p = Linear(512);
+    p.epilogue.activation = act;
+    for (const Candidate& c : ProposeCandidates(p, hopper, o)) {
+      if (IsCublas(c)) {
+        EXPECT_FALSE(std::get<CublasAlgorithm>(c).activation_pass) << ActivationName(act);
+      }
+    }
+  }
+  GemmProblem row_bias = Linear(512);  // off Lt's axis: the pass already does both
+  row_bias.epilogue.bias = BiasMode::kPerRow;
+  row_bias.epilogue.activation = Activation::kRelu;
+  EXPECT_EQ(CountCublas(ProposeCandidates(row_bias, hopper, o)), 3);
+  GemmProblem gated = Swiglu(512);
+  gated.epilogue.activation = Activation::kGeluTanh;
+  EXPECT_EQ(CountCublas(ProposeCandidates(gated, hopper, o)), 3);
+  o.backend = BackendPolicy::kJitOnly;
+  GemmProblem relu = Linear(512);
+  relu.epilogue.activation = Activation::kRelu;
+  EXPECT_EQ(CountCublas(ProposeCandidates(relu, hopper, o)), 0);
+}
+
 TEST(CandidateSetTest, NamesAreTheRecordsSpelling) {
   EXPECT_EQ(CandidateName(CublasAlgorithm{0}), "cublas");
   EXPECT_EQ(CandidateName(CublasAlgorithm{2}), "cublas#2");
+  EXPECT_EQ(CandidateName(CublasAlgorithm{0, std::nullopt, true}), "cublas+pass");
+  EXPECT_EQ(CandidateName(CublasAlgorithm{2, std::nullopt, true}), "cublas#2+pass");
   jit::KernelConfig c;
   c.family = jit::Family::kSm80;
   EXPECT_EQ(CandidateName(c), c.ToString());

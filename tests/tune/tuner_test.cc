@@ -128,6 +128,25 @@ TEST(ChooseFastestTest, LaterCublasSuggestionsMustWinInEveryRegime) {
   EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1);
 }
 
+TEST(ChooseFastestTest, ALaterCublasCandidateLevelInOneRegimeWinsByTheOther) {
+  // Lt's fused GELU against its plain product + the pass (f16 16 x 8192 x 999):
+  // level streaming (0.9% slower), 12% faster resident.
+  std::vector<Timing> t = {{kCublasName, true, {19.24, 18.18}},
+                           {"cublas+pass", true, {19.42, 16.0}},
+                           {"jit", false, {19.44, 16.08}}};
+  Choice c = ChooseFastest(t, 0.03, kBoth);
+  EXPECT_EQ(c.index, 1);
+  EXPECT_EQ(c.cublas, 1);
+  t[1].us = {19.5, 16.0};  // 1.4% slower streaming: not level
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).cublas, 0);
+  t[1].us = {19.24, 17.9};  // level in both: near-ties stay with the first
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).cublas, 0);
+  // JIT kernels still beat the pick by the margin in every regime.
+  t[1].us = {19.24, 18.18};
+  t[2].us = {19.30, 14.0};
+  EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 0);
+}
+
 TEST(ChooseFastestTest, PrunedOrPartlyTimedCandidatesCannotWin) {
   std::vector<Timing> t = {{"jit", false, {1.0}}, {kCublasName, true, {10.0, 10.0}}};
   EXPECT_EQ(ChooseFastest(t, 0.03, kBoth).index, 1) << "no resident time: could not run there";
@@ -318,6 +337,40 @@ TEST_F(TunerTest, SeveralCublasAlgorithmsAreTimedAndTheBestIsTheBaseline) {
   EXPECT_EQ(again->winner, (Candidate{CublasAlgorithm{1}}));
   EXPECT_EQ(Name(CublasAlgorithm{0}), "cublas");
   EXPECT_EQ(Name(CublasAlgorithm{12}), "cublas#12");
+}
+
+// Lt's product with the activation in the pass (wide 20 of the unseen
+// manifests: Lt's fused GELU 19.3 us, its plain product + the pass 15.9) is
+// a cuBLAS candidate like a later suggestion: never the reference, and the
+// pick only where it beats the earlier pick by the margin in every regime.
+TEST_F(TunerTest, TheActivationPassVariantIsACublasPickNeverTheReference) {
+  TuneRequest r = Request();
+  r.candidates.push_back(CublasAlgorithm{0, std::nullopt, /*activation_pass=*/true});
+  us_[Name(kA)] = 2.3;
+  us_["cublas+pass"] = 2.0;  // beats Lt's fused epilogue (2.6) by 23%
+  auto result = SelectBackend(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Name(result->winner), "cublas+pass");  // kA's 2.3 is behind the cuBLAS pick
+  EXPECT_EQ(result->backend->Describe(), "cublas+pass");
+  // The reference is timed in full (2 calls, 40 untimed and 5 x 40 timed
+  // launches); the variant, 2.0 against kA's 2.3 so far, too.
+  EXPECT_EQ(clock_.calls_of[kCublasName], 2 + 40 + 5 * 40);
+
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  r.cache = nullptr;
+  us_[Name(kA)] = 2.7;
+  us_["cublas+pass"] = 2.56;  // 1.5% faster: a tie, which the first suggestion keeps
+  auto tie = SelectBackend(r);
+  ASSERT_TRUE(tie.ok()) << tie.status();
+  EXPECT_EQ(Name(tie->winner), kCublasName);
+
+  // Far behind, it stops after one replay, as a reference never does.
+  us_["cublas+pass"] = 9.0;
+  const int before = clock_.calls_of["cublas+pass"];
+  auto slow = SelectBackend(r);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ(clock_.calls_of["cublas+pass"] - before, 2 + 40 + 40);
 }
 
 TEST_F(TunerTest, CublasKeepsNearTies) {
