@@ -557,6 +557,39 @@ TEST_F(TunerTest, HeuristicPolicyAndCaptureNeverTime) {
   EXPECT_EQ(timings_.load(), 0);
 }
 
+// Untimed, the simt family (exact fp32 FMA, 1.5-13x behind cuBLASLt on fp32
+// problems) gives way to cuBLAS, and serves only where cuBLAS cannot.
+TEST_F(TunerTest, UntimedChoicesPreferCublasToTheSimtFamily) {
+  TuneRequest r = Request(TuningPolicy::kHeuristic);
+  r.candidates = Set({kC}, 1);  // an fp32 problem: simt is the only JIT family
+  auto h = SelectBackend(r);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(Name(h->winner), kCublasName);
+  r.capturing = true;
+  r.policy = TuningPolicy::kFast;
+  auto cap = SelectBackend(r);
+  ASSERT_TRUE(cap.ok()) << cap.status();
+  EXPECT_EQ(Name(cap->winner), kCublasName);
+  EXPECT_THAT(cap->reason, HasSubstr("stream capture"));
+
+  r.candidates = Set({kA, kC}, 1);  // another JIT family's guess still comes first
+  auto a = SelectBackend(r);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->winner, kA);
+
+  r.candidates = Set({kC}, 0);  // JIT only
+  auto simt = SelectBackend(r);
+  ASSERT_TRUE(simt.ok());
+  EXPECT_EQ(simt->winner, kC);
+
+  r.candidates = {kC, Candidate{CublasAlgorithm{3}}};  // cuBLAS cannot be built
+  auto fallback = SelectBackend(r);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ(fallback->winner, kC);
+  EXPECT_THAT(fallback->reason, HasSubstr("no cuBLAS"));
+  EXPECT_EQ(timings_.load(), 0);
+}
+
 TEST_F(TunerTest, CaptureUsesAStoredDecision) {
   us_[kCublasName] = 1.0;
   ASSERT_TRUE(SelectBackend(Request()).ok());
