@@ -40,17 +40,20 @@ bool IsSimt(const Candidate& c) {
 // bench/results/2026-11-27-h100-s23-f32-inputs.log), and cuBLASLt's fp32
 // product without TF32 is exact too.
 absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& why) {
+  auto chosen = [](BackendPtr backend, const Candidate& c, std::string reason) {
+    TuneResult out;
+    out.backend = std::move(backend);
+    out.winner = c;
+    out.reason = std::move(reason);
+    return out;
+  };
   absl::Status last = absl::UnimplementedError("no JIT candidate");
   const bool has_cublas = std::any_of(r.candidates.begin(), r.candidates.end(), IsCublas);
   for (const Candidate& c : r.candidates) {
     if (IsCublas(c) || (has_cublas && IsSimt(c))) continue;
     auto b = r.build(c);
     if (b.ok()) {
-      TuneResult out;
-      out.backend = std::move(*b);
-      out.winner = c;
-      out.reason = absl::StrCat("heuristic choice, not timed (", why, ")");
-      return out;
+      return chosen(*std::move(b), c, absl::StrCat("heuristic choice, not timed (", why, ")"));
     }
     last = b.status();
     if (!absl::IsNotFound(last)) break;  // NotFound: not cached with compiling off
@@ -59,11 +62,8 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
     if (!IsCublas(c)) continue;
     auto b = r.build(c);  // cuBLASLt's first suggestion
     if (b.ok()) {
-      TuneResult out;
-      out.backend = std::move(*b);
-      out.winner = c;
-      out.reason = absl::StrCat("cuBLAS, not timed (", why, "); no JIT kernel: ", last.message());
-      return out;
+      return chosen(*std::move(b), c,
+                    absl::StrCat("cuBLAS, not timed (", why, "); no JIT kernel: ", last.message()));
     }
     last = absl::Status(b.status().code(),
                         absl::StrCat("no JIT kernel (", last.message(), ") and no cuBLAS (",
@@ -74,11 +74,8 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
     if (!IsSimt(c) || !has_cublas) continue;
     auto b = r.build(c);  // cuBLAS could not be built after all
     if (b.ok()) {
-      TuneResult out;
-      out.backend = std::move(*b);
-      out.winner = c;
-      out.reason = absl::StrCat("heuristic choice, not timed (", why, "): ", last.message());
-      return out;
+      return chosen(*std::move(b), c,
+                    absl::StrCat("heuristic choice, not timed (", why, "): ", last.message()));
     }
   }
   return last;

@@ -121,12 +121,7 @@ TEST(CublasElementwiseTest, MatchesFloat64Reference) {
           const std::string err = RunCase(c, *plan, rng);
           if (!err.empty()) {
             ++failures;
-            ADD_FAILURE() << c.tag << " " << DebugString(plan->problem()) << " align "
-                          << c.options.pointer_alignment << " via " << name << ": " << err;
-            if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-              ADD_FAILURE() << "the context is broken after that kernel; stopping";
-              return;
-            }
+            if (!ReportCaseFailure(c, plan->problem(), name, err)) return;
           }
         }
       }
@@ -182,12 +177,7 @@ TEST(CublasElementwiseTest, ActivationInThePassMatchesFloat64Reference) {
               [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
           if (!err.empty()) {
             ++failures;
-            ADD_FAILURE() << c.tag << " " << DebugString(c.problem) << " align "
-                          << c.options.pointer_alignment << " via " << name << ": " << err;
-            if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-              ADD_FAILURE() << "the context is broken after that kernel; stopping";
-              return;
-            }
+            if (!ReportCaseFailure(c, c.problem, name, err)) return;
           }
         }
       }

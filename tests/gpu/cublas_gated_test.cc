@@ -150,12 +150,7 @@ TEST(CublasGatedTest, RandomProblemsMatchFloat64Reference) {
     }
     if (!err.empty()) {
       ++failures;
-      ADD_FAILURE() << c.tag << " " << DebugString(c.problem) << " align "
-                    << c.options.pointer_alignment << " via " << name << ": " << err;
-      if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-        ADD_FAILURE() << "the context is broken after that kernel; stopping";
-        return;
-      }
+      if (!ReportCaseFailure(c, c.problem, name, err)) return;
     }
   }
   std::printf(

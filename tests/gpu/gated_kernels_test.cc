@@ -137,7 +137,9 @@ void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* e
       jit::FamilyName(family_id), ran, splits, early, failures, configs.size());
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(ran, count);
-  if (count >= 50) EXPECT_GT(splits, 0);  // smaller counts: the sanitizers' runs
+  if (count >= 50) {  // smaller counts: the sanitizers' runs
+    EXPECT_GT(splits, 0);
+  }
 }
 
 TEST_F(GatedKernelsGpuTest, Sm80RandomProblemsMatchFloat64Reference) {

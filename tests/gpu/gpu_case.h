@@ -179,6 +179,19 @@ inline std::string RunCase(const Case& c, const GemmProblem& p,
   return "";
 }
 
+// Reports a case that failed with `err` (run through `via`); false when the
+// CUDA context is broken afterwards and the test must stop.
+inline bool ReportCaseFailure(const Case& c, const GemmProblem& p, const std::string& via,
+                              const std::string& err) {
+  ADD_FAILURE() << c.tag << " " << DebugString(p) << " align " << c.options.pointer_alignment
+                << " via " << via << ": " << err;
+  if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+    ADD_FAILURE() << "the context is broken after that kernel; stopping";
+    return false;
+  }
+  return true;
+}
+
 inline std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
   return RunCase(
       c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
