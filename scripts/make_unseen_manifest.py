@@ -73,7 +73,7 @@ def wide_problem(rng, i):
     gated = p["epilogue"].get("gate") == "halves"
     cols = 2 * n if gated else n
     for op, rows, width in (("a", m, k), ("b", k, cols), ("c", m, n), ("d", m, n)):
-        if rng.random() < 0.15:  # a padded leading dimension, off 16 bytes half the time
+        if rng.random() < 0.15:  # a padded leading dimension; a pad of 3 leaves 16-byte rows
             t = p[op]
             packed = width if t["layout"] == "row" else rows
             t["ld"] = packed + rng.choice([3, 8, 64])
