@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +68,12 @@ Case ElementwiseCase(DataType in, DataType out, Layout d_layout, BiasMode bias, 
   return c;
 }
 
+// Input and output types of every case: Lt's type pairs.
+constexpr std::pair<DataType, DataType> kTypes[] = {{DataType::kF16, DataType::kF16},
+                                                    {DataType::kBF16, DataType::kBF16},
+                                                    {DataType::kBF16, DataType::kF32},
+                                                    {DataType::kF32, DataType::kF32}};
+
 // The part of the plan's name after "+ ": the elementwise pass.
 std::string PassName(const std::string& kernel_name) {
   const size_t at = kernel_name.find(" + ");
@@ -76,12 +83,8 @@ std::string PassName(const std::string& kernel_name) {
 TEST(CublasElementwiseTest, MatchesFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   std::mt19937_64 rng(20261124);
-  const std::pair<DataType, DataType> types[] = {{DataType::kF16, DataType::kF16},
-                                                 {DataType::kBF16, DataType::kBF16},
-                                                 {DataType::kBF16, DataType::kF32},
-                                                 {DataType::kF32, DataType::kF32}};
   int index = 0, failures = 0, lt_bias = 0, pass_bias = 0;
-  for (const auto& [in, out] : types) {
+  for (const auto& [in, out] : kTypes) {
     for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
       for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
         for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
@@ -139,12 +142,8 @@ TEST(CublasElementwiseTest, MatchesFloat64Reference) {
 TEST(CublasElementwiseTest, ActivationInThePassMatchesFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   std::mt19937_64 rng(20261129);
-  const std::pair<DataType, DataType> types[] = {{DataType::kF16, DataType::kF16},
-                                                 {DataType::kBF16, DataType::kBF16},
-                                                 {DataType::kBF16, DataType::kF32},
-                                                 {DataType::kF32, DataType::kF32}};
   int index = 0, failures = 0, moved = 0;
-  for (const auto& [in, out] : types) {
+  for (const auto& [in, out] : kTypes) {
     for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
       for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
         for (Activation act : {Activation::kRelu, Activation::kGeluTanh}) {
