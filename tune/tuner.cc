@@ -47,8 +47,11 @@ absl::StatusOr<TuneResult> Heuristic(const TuneRequest& r, const std::string& wh
     out.reason = std::move(reason);
     return out;
   };
-  absl::Status last = absl::UnimplementedError("no JIT candidate");
   const bool has_cublas = std::any_of(r.candidates.begin(), r.candidates.end(), IsCublas);
+  const bool has_simt = std::any_of(r.candidates.begin(), r.candidates.end(), IsSimt);
+  absl::Status last = absl::UnimplementedError(
+      has_cublas && has_simt ? "only the simt family's, which comes after cuBLAS untimed"
+                             : "no JIT candidate");
   for (const Candidate& c : r.candidates) {
     if (IsCublas(c) || (has_cublas && IsSimt(c))) continue;
     auto b = r.build(c);
