@@ -52,6 +52,10 @@ struct GatedBLoader {
   static constexpr int kTotal = kRows * kChunks;
   static constexpr int kIters = (kTotal + kThreads - 1) / kThreads;
   static constexpr bool kEven = kTotal % kThreads == 0;
+  // Rows on 2 bytes may be held in registers as in TileLoader.
+  using Staged = typename Base::Staged;
+  static constexpr int kStagedChunks = Base::kStagedChunks;
+  __device__ __forceinline__ static void Store(const Staged& st, int tid) { Base::Store(st, tid); }
 
   // The output column (from o0) and the half's offset of tile column c.
   __device__ __forceinline__ static int OutColumn(int c) { return ((c >> 4) << 3) + (c & 7); }
@@ -65,9 +69,31 @@ struct GatedBLoader {
   static constexpr bool kConstantSteps = kFixedColumn && (!kKContig || kRowStep % 16 == 0);
 
   // b_k0: this batch's B at row k0 of K (column 0); `safe`: any valid address.
-  template <bool kCheckN, bool kCheckK>
-  __device__ __forceinline__ static void Load(unsigned smem, const T* b_k0, const T* safe, int o0,
-                                              int out_left, int k_left, int tid) {
+  template <bool kCheckN, bool kCheckK, bool kHold>
+  __device__ __forceinline__ static void Load(Staged& st, unsigned smem, const T* b_k0,
+                                              const T* safe, int o0, int out_left, int k_left,
+                                              int tid) {
+    if constexpr (kHold && kAlign == 2) {
+      auto locate = [&](int i, unsigned& dst, const T*& src, int& left) {
+        const int idx = tid + i * kThreads;
+        const int row = idx / kChunks, chunk = idx % kChunks;
+        dst = smem + Tile::Offset(row, chunk);
+        left = 8;
+        if constexpr (kKContig) {  // row: tile column; chunk: 8 elements of K
+          const int out = OutColumn(row);
+          src = b_k0 + (static_cast<int64>(o0 + out) + HalfOffset(row)) * kLd + chunk * 8;
+          if (kCheckK) left = k_left - chunk * 8;
+          if (kCheckN && out >= out_left) left = 0;
+        } else {  // row: k; chunk: 8 tile columns, all from one half
+          const int out = OutColumn(chunk * 8);
+          src = b_k0 + static_cast<int64>(row) * kLd + o0 + out + HalfOffset(chunk * 8);
+          if (kCheckN) left = out_left - out;
+          if (kCheckK && row >= k_left) left = 0;
+        }
+      };
+      Base::Hold(st, tid, locate);
+      return;
+    }
     if constexpr (kConstantSteps) {
       const int row0 = tid / kChunks, chunk = tid % kChunks;
       const unsigned dst0 = smem + Tile::Offset(row0, chunk);

@@ -37,10 +37,10 @@ struct Mainloop {
   static constexpr bool kBKContig = !S::kRowB;  // B(k, n) at n * ldb + k
   using TileA = SmemTile<kAKContig ? kBM : kBK, kAKContig ? kBK : kBM>;
   using TileB = SmemTile<kBKContig ? kBN : kBK, kBKContig ? kBK : kBN>;
-  using LoaderA = TileLoader<T, kAKContig ? kBM : kBK, kAKContig ? kBK : kBM, kThreads, S::kLda,
-                             S::kAlignA>;
-  using LoaderB = TileLoader<T, kBKContig ? kBN : kBK, kBKContig ? kBK : kBN, kThreads, S::kLdb,
-                             S::kAlignB>;
+  using LoaderA =
+      TileLoader<T, kAKContig ? kBM : kBK, kAKContig ? kBK : kBM, kThreads, S::kLda, S::kAlignA>;
+  using LoaderB =
+      TileLoader<T, kBKContig ? kBN : kBK, kBKContig ? kBK : kBN, kThreads, S::kLdb, S::kAlignB>;
   // A gated tile's B columns interleave the gate and up halves (gate.cuh).
   static constexpr bool kGated = GateOf<S>::value != 0;
   static constexpr int kOutBN = kGated ? kBN / 2 : kBN;  // columns of D a tile covers
@@ -54,29 +54,61 @@ struct Mainloop {
   static constexpr bool kKFull = S::kK % kBK == 0;
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
 
-  // Issues the cp.async copies of k-tile `kt` into the stage at `smem`.
-  // a, b: this batch's matrices; m0, n0: the block's tile origin (in D's
-  // columns when gated).
-  __device__ __forceinline__ static void LoadStage(unsigned smem, const T* a, const T* b, int m0,
-                                                   int n0, int m_total, int kt, int tid) {
+  // Rows of A or B on 2 bytes are held in registers over a k tile's MMAs
+  // (tile.cuh) where the warp tile leaves room: of 255 registers, 40 kept for
+  // addresses and the epilogue, at least 128 free for up to 2 chunks a
+  // thread and 180 for up to 4. Else they are copied one chunk at a time:
+  // larger warp tiles measured slower with a tile's reads issued together,
+  // as fewer blocks fit an SM, and 4 chunks of a 32 x 16 warp tile spilled
+  // on sm_80 (docs/kernels.md).
+  static constexpr int kFreeRegs = 255 - 40 - kMI * kNI * 4 - 2 * (kMI * 4 + kNI * 2);
+  static constexpr int kStagedChunks =
+      LoaderA::kStagedChunks + (kGated ? GatedLoaderB::kStagedChunks : LoaderB::kStagedChunks);
+  static constexpr bool kHold = kStagedChunks > 0 &&
+                                (kStagedChunks <= 2 ? kFreeRegs >= 128
+                                                    : kStagedChunks <= 4 && kFreeRegs >= 180);
+  struct Staged {
+    typename LoaderA::Staged a;
+    typename LoaderB::Staged b;
+    typename GatedLoaderB::Staged gb;
+  };
+
+  // Issues the copies of k-tile `kt` into the stage at `smem`; held ones land
+  // in shared memory at StoreStage. a, b: this batch's matrices; m0, n0:
+  // the block's tile origin (in D's columns when gated).
+  __device__ __forceinline__ static void LoadStage(Staged& st, unsigned smem, const T* a,
+                                                   const T* b, int m0, int n0, int m_total, int kt,
+                                                   int tid) {
     const int k0 = kt * kBK;
     if (kAKContig) {
-      LoaderA::template Load<!kMFull, !kKFull>(smem, a + static_cast<int64>(m0) * S::kLda + k0,
-                                               a, m_total - m0, S::kK - k0, tid);
+      LoaderA::template Load<!kMFull, !kKFull, kHold>(
+          st.a, smem, a + static_cast<int64>(m0) * S::kLda + k0, a, m_total - m0, S::kK - k0, tid);
     } else {
-      LoaderA::template Load<!kKFull, !kMFull>(smem, a + static_cast<int64>(k0) * S::kLda + m0,
-                                               a, S::kK - k0, m_total - m0, tid);
+      LoaderA::template Load<!kKFull, !kMFull, kHold>(
+          st.a, smem, a + static_cast<int64>(k0) * S::kLda + m0, a, S::kK - k0, m_total - m0, tid);
     }
     const unsigned sb = smem + TileA::kBytes;
     if constexpr (kGated) {
       const T* b_k0 = kBKContig ? b + k0 : b + static_cast<int64>(k0) * S::kLdb;
-      GatedLoaderB::template Load<!kNFull, !kKFull>(sb, b_k0, b, n0, S::kN - n0, S::kK - k0, tid);
+      GatedLoaderB::template Load<!kNFull, !kKFull, kHold>(st.gb, sb, b_k0, b, n0, S::kN - n0,
+                                                           S::kK - k0, tid);
     } else if (kBKContig) {
-      LoaderB::template Load<!kNFull, !kKFull>(sb, b + static_cast<int64>(n0) * S::kLdb + k0, b,
-                                               S::kN - n0, S::kK - k0, tid);
+      LoaderB::template Load<!kNFull, !kKFull, kHold>(
+          st.b, sb, b + static_cast<int64>(n0) * S::kLdb + k0, b, S::kN - n0, S::kK - k0, tid);
     } else {
-      LoaderB::template Load<!kKFull, !kNFull>(sb, b + static_cast<int64>(k0) * S::kLdb + n0, b,
-                                               S::kK - k0, S::kN - n0, tid);
+      LoaderB::template Load<!kKFull, !kNFull, kHold>(
+          st.b, sb, b + static_cast<int64>(k0) * S::kLdb + n0, b, S::kK - k0, S::kN - n0, tid);
+    }
+  }
+
+  // Writes the held chunks of the stage last loaded.
+  __device__ __forceinline__ static void StoreStage(const Staged& st, int tid) {
+    if constexpr (!kHold) return;
+    LoaderA::Store(st.a, tid);
+    if constexpr (kGated) {
+      GatedLoaderB::Store(st.gb, tid);
+    } else {
+      LoaderB::Store(st.b, tid);
     }
   }
 
@@ -135,7 +167,8 @@ struct Mainloop {
     }
   }
 
-  __device__ __forceinline__ static void Mma(float (&acc)[kMI][kNI][4], const unsigned (&af)[kMI][4],
+  __device__ __forceinline__ static void Mma(float (&acc)[kMI][kNI][4],
+                                             const unsigned (&af)[kMI][4],
                                              const unsigned (&bf)[kNI][2]) {
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi) {
@@ -154,11 +187,12 @@ struct Mainloop {
   // step, the barrier that makes the next stage visible comes before loading
   // that stage's first fragments, so the mma of the last step overlaps them;
   // the copies of the tile kStages - 1 ahead are issued at step 0, into the
-  // stage every warp finished reading before that barrier.
-  __device__ __forceinline__ static void Run(float (&acc)[kMI][kNI][4], unsigned smem,
-                                             const T* a, const T* b, int m0, int n0, int m_total,
-                                             int kt_begin, int kt_count, int wm0, int wn0,
-                                             int tid) {
+  // stage every warp finished reading before that barrier. Held chunks of
+  // that tile are written just before the next barrier, after the MMAs of
+  // all but the last step.
+  __device__ __forceinline__ static void Run(float (&acc)[kMI][kNI][4], unsigned smem, const T* a,
+                                             const T* b, int m0, int n0, int m_total, int kt_begin,
+                                             int kt_count, int wm0, int wn0, int tid) {
     static_assert(kKS >= 2 && kKS % 2 == 0, "kBlockK must be 32, 64 or 128");
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
@@ -168,9 +202,13 @@ struct Mainloop {
         for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.f;
 
     const Lanes lanes = MakeLanes(wm0, wn0, tid & 31);
+    Staged st;
 #pragma unroll
     for (int s = 0; s < S::kStages - 1; ++s) {
-      if (s < kt_count) LoadStage(smem + s * kStageBytes, a, b, m0, n0, m_total, kt_begin + s, tid);
+      if (s < kt_count) {
+        LoadStage(st, smem + s * kStageBytes, a, b, m0, n0, m_total, kt_begin + s, tid);
+        StoreStage(st, tid);
+      }
       CpAsyncCommit();
     }
     unsigned af[2][kMI][4], bf[2][kNI][2];
@@ -182,10 +220,12 @@ struct Mainloop {
     for (int it = 0; it < kt_count; ++it) {
       const unsigned sa = smem + read * kStageBytes, sb = sa + TileA::kBytes;
       const int next_read = read + 1 == S::kStages ? 0 : read + 1;
+      const bool load_next = it + S::kStages - 1 < kt_count;
 #pragma unroll
       for (int kk = 0; kk < kKS; ++kk) {
         if (kk == kKS - 1) {
           if (it + 1 < kt_count) {
+            if (load_next) StoreStage(st, tid);
             CpAsyncWait<S::kStages - 2>();
             __syncthreads();
             const unsigned na = smem + next_read * kStageBytes;
@@ -195,9 +235,9 @@ struct Mainloop {
           LoadFragments(af[(kk + 1) & 1], bf[(kk + 1) & 1], sa, sb, lanes, kk + 1);
         }
         if (kk == 0) {
-          const int next = it + S::kStages - 1;
-          if (next < kt_count) {
-            LoadStage(smem + write * kStageBytes, a, b, m0, n0, m_total, kt_begin + next, tid);
+          if (load_next) {
+            LoadStage(st, smem + write * kStageBytes, a, b, m0, n0, m_total,
+                      kt_begin + it + S::kStages - 1, tid);
           }
           CpAsyncCommit();
         }

@@ -57,6 +57,12 @@ __device__ __forceinline__ int ChunkElements(int left) {
 // Thread t copies chunks t, t + kThreads, ...: when kThreads is a multiple of
 // the chunks per row, every copy of a thread is in the same chunk column and
 // kRowStep rows apart, so addresses are one base plus constant offsets.
+//
+// Rows that start on 2 bytes are out of cp.async's reach (4 bytes at least).
+// Copied one chunk at a time, each chunk waits a full memory latency before
+// it is stored. Where the main loop has registers to spare (kHold), Load
+// only reads every chunk of the tile into registers and Store, called after
+// the k tile's MMAs, writes them: one latency a k tile, overlapped.
 template <class T, int kRows, int kInner, int kThreads, int64 kLd, int kAlign>
 struct TileLoader {
   using Tile = SmemTile<kRows, kInner>;
@@ -67,13 +73,33 @@ struct TileLoader {
   static constexpr bool kFixedColumn = kThreads % kChunks == 0;
   static constexpr int kRowStep = kThreads / kChunks;  // when kFixedColumn
   static_assert(kAlign == 2 || kAlign == 4 || kAlign == 8 || kAlign == 16, "bad alignment");
+  static constexpr int kStagedChunks = kAlign == 2 ? kIters : 0;  // per thread, when held
+
+  // A thread's held chunks, as read (put together only when stored, so that
+  // nothing waits for the reads earlier), and their shared-memory addresses.
+  struct Staged {
+    unsigned x[kIters][5];
+    bool odd[kIters];
+    unsigned dst[kIters];
+  };
 
   // `tile` points at the tile origin in global memory; `safe` is any valid,
   // kAlign-aligned address (the source of fully zero-filled copies).
-  template <bool kCheckRows, bool kCheckInner>
-  __device__ __forceinline__ static void Load(unsigned smem, const T* tile, const T* safe,
-                                              int rows_left, int inner_left, int tid) {
-    if (kFixedColumn) {
+  template <bool kCheckRows, bool kCheckInner, bool kHold>
+  __device__ __forceinline__ static void Load(Staged& st, unsigned smem, const T* tile,
+                                              const T* safe, int rows_left, int inner_left,
+                                              int tid) {
+    if constexpr (kHold && kAlign == 2) {
+      auto locate = [&](int i, unsigned& dst, const T*& src, int& left) {
+        const int idx = tid + i * kThreads;
+        const int row = idx / kChunks, chunk = idx % kChunks;
+        dst = smem + Tile::Offset(row, chunk);
+        src = tile + static_cast<int64>(row) * kLd + chunk * 8;
+        left = kCheckInner ? inner_left - chunk * 8 : 8;
+        if (kCheckRows && row >= rows_left) left = 0;
+      };
+      Hold(st, tid, locate);
+    } else if (kFixedColumn) {
       const int row0 = tid / kChunks, chunk = tid % kChunks;
       const T* src0 = tile + static_cast<int64>(row0) * kLd + chunk * 8;
       const unsigned dst0 = smem + Tile::Offset(row0, chunk);
@@ -85,9 +111,8 @@ struct TileLoader {
       for (int i = 0; i < kIters; ++i) {
         if (!kEven && row0 + i * kRowStep >= kRows) break;
         const int row = row0 + i * kRowStep;
-        const unsigned dst = kRowStep % Tile::kPeriod == 0
-                                 ? dst0 + i * kRowStep * Tile::kRowBytes
-                                 : smem + Tile::Offset(row, chunk);
+        const unsigned dst = kRowStep % Tile::kPeriod == 0 ? dst0 + i * kRowStep * Tile::kRowBytes
+                                                           : smem + Tile::Offset(row, chunk);
         const T* src = src0 + static_cast<int64>(i) * kRowStep * kLd;
         const int valid = kCheckRows && row >= rows_left ? 0 : valid_inner;
         Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
@@ -107,6 +132,83 @@ struct TileLoader {
         if (kCheckRows && row >= rows_left) valid = 0;
         Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
       }
+    }
+  }
+
+  // Reads every chunk of this thread into `st` (rows on 2 bytes, held);
+  // locate(i, dst, src, left) gives the shared address, the global address
+  // and the elements that exist from the start of its chunk i (8 or more:
+  // all of it; may be negative).
+  template <class Locate>
+  __device__ __forceinline__ static void Hold(Staged& st, int tid, const Locate& locate) {
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      if (!kEven && tid + i * kThreads >= kTotal) break;
+      int left;
+      const T* src;
+      locate(i, st.dst[i], src, left);
+      Read(st.x[i], st.odd[i], src, left);
+    }
+  }
+
+  // Writes the chunks a held Load read (nothing for rows on 4 bytes or more:
+  // cp.async copied them).
+  __device__ __forceinline__ static void Store(const Staged& st, int tid) {
+    if constexpr (kAlign != 2) return;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      if (!kEven && tid + i * kThreads >= kTotal) break;
+      const unsigned(&x)[5] = st.x[i];
+      if (st.odd[i]) {
+        StShared128(st.dst[i], Prmt(x[0], x[1], 0x5410), Prmt(x[1], x[2], 0x5432),
+                    Prmt(x[2], x[3], 0x5432), Prmt(x[3], x[4], 0x5432));
+      } else {
+        StShared128(st.dst[i], x[0], x[1], x[2], x[3]);
+      }
+    }
+  }
+
+  // Bytes of (b:a) picked by `sel`. In asm, so that the compiler cannot move
+  // the work onto the reads' side of the MMAs, where it would wait for them.
+  __device__ __forceinline__ static unsigned Prmt(unsigned a, unsigned b, unsigned sel) {
+    unsigned r;
+    asm volatile("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+  }
+
+  // Reads a chunk at `src` (2-byte aligned) of which `left` elements exist
+  // into x. A whole chunk is read mostly in 4-byte words: on 4 bytes, x[0..3]
+  // are its words; else (odd) x[0] and x[4] are its first and last elements
+  // and x[1..3] the words between. A partial chunk, only at the edge of a
+  // matrix, is read element by element, so no read ever touches a byte past
+  // the matrix. `left` is tested unclamped: with the count clamped to 0..8
+  // first, the sm_90a code branched on the predicate of the one VIMNMX.RELU
+  // that clamps, and chunks wholly past the edge were read by words (wrong
+  // results on the H100; docs/kernels.md).
+  __device__ __forceinline__ static void Read(unsigned (&x)[5], bool& odd, const T* src, int left) {
+    const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
+    if (left >= 8) {
+      odd = (reinterpret_cast<unsigned long long>(src) & 2) != 0;
+      const unsigned* w = reinterpret_cast<const unsigned*>(s + (odd ? 1 : 2));
+      x[1] = w[0];
+      x[2] = w[1];
+      x[3] = w[2];
+      if (odd) {
+        x[0] = s[0];
+        x[4] = s[7];
+      } else {
+        x[0] = *reinterpret_cast<const unsigned*>(s);
+        x[4] = 0u;
+      }
+    } else {
+      odd = false;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const unsigned lo = 2 * j < left ? s[2 * j] : 0u;
+        const unsigned hi = 2 * j + 1 < left ? s[2 * j + 1] : 0u;
+        x[j] = lo | (hi << 16);
+      }
+      x[4] = 0u;
     }
   }
 
@@ -139,10 +241,12 @@ struct TileLoader {
       }
     } else if (kAlign == 8) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) CpAsync8(dst + 8 * h, valid > 0 ? src + 4 * h : safe, valid > 0 ? 8 : 0);
+      for (int h = 0; h < 2; ++h)
+        CpAsync8(dst + 8 * h, valid > 0 ? src + 4 * h : safe, valid > 0 ? 8 : 0);
     } else {
 #pragma unroll
-      for (int h = 0; h < 4; ++h) CpAsync4(dst + 4 * h, valid > 0 ? src + 2 * h : safe, valid > 0 ? 4 : 0);
+      for (int h = 0; h < 4; ++h)
+        CpAsync4(dst + 4 * h, valid > 0 ? src + 2 * h : safe, valid > 0 ? 4 : 0);
     }
   }
 };

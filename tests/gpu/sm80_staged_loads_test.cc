@@ -1,0 +1,139 @@
+// The sm80 kernels' loads of rows that start on 2 bytes
+// (kernels_src/sm80/tile.cuh): held in registers over a k tile's MMAs for
+// small warp tiles, else copied one chunk at a time. Random fp16 / bf16
+// problems where A, B or both have such rows (odd K, M or N, odd leading
+// dimensions, pointers only element-aligned), against float64 with D
+// poisoned: every layout, C, both biases, every activation, strided batches,
+// tile edges in M, N and K, each problem with the next of the family's
+// exhaustive configs (split-K among them).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "backends/jit_backend.h"
+#include "gtest/gtest.h"
+#include "jit/family.h"
+#include "jit/specializer.h"
+#include "jitgemm/problem.h"
+#include "support/gpu_env.h"
+#include "tests/gpu/gpu_case.h"
+
+namespace jitgemm::support {
+namespace {
+
+bool RowsOnTwoBytes(const GemmProblem& p, int pointer_alignment) {
+  return jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment) == 2 ||
+         jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment) == 2;
+}
+
+Case StagedCase(std::mt19937_64& rng, int index) {
+  Case c;
+  GemmProblem& p = c.problem;
+  const DataType in = index % 2 == 0 ? DataType::kF16 : DataType::kBF16;
+  p.m = Pick<int64_t>(rng, {1, 17, 33, 64, 127, 200, 257, 777, 2047});
+  p.n = Pick<int64_t>(rng, {8, 24, 63, 100, 255, 256, 1000});
+  p.k = Pick<int64_t>(rng, {15, 64, 255, 511, 999, 2048});
+  p.a.type = p.b.type = in;
+  p.d.type = index % 4 == 3 ? DataType::kF32 : in;
+  p.c.type = p.d.type;
+  p.a.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.b.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  p.c.layout = p.d.layout = Pick(rng, {Layout::kRowMajor, Layout::kColMajor});
+  auto pad = [&](Operand& op, int64_t rows, int64_t cols) {
+    const int64_t packed = op.layout == Layout::kRowMajor ? cols : rows;
+    op.ld = packed + Pick<int64_t>(rng, {0, 0, 1, 3});
+  };
+  pad(p.a, p.m, p.k);
+  pad(p.b, p.k, p.n);
+  pad(p.c, p.m, p.n);
+  pad(p.d, p.m, p.n);
+  p.epilogue.alpha = Pick(rng, {1.f, 0.5f});
+  p.epilogue.beta = Pick(rng, {0.f, 0.f, 1.f});
+  p.epilogue.bias = Pick(rng, {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow});
+  p.epilogue.activation = Pick(rng, {Activation::kNone, Activation::kRelu, Activation::kGeluTanh,
+                                     Activation::kGeluErf, Activation::kSilu});
+  if (index % 5 == 2) {
+    p.batch_count = Pick<int64_t>(rng, {2, 3});
+    auto extent = [](const Operand& op, int64_t rows, int64_t cols) {
+      return (op.layout == Layout::kRowMajor ? rows : cols) * op.ld;
+    };
+    p.a.batch_stride = Pick<int64_t>(rng, {0, 1}) * extent(p.a, p.m, p.k);
+    p.b.batch_stride = extent(p.b, p.k, p.n);
+    p.c.batch_stride = extent(p.c, p.m, p.n);
+    p.d.batch_stride = extent(p.d, p.m, p.n);
+  }
+  if (index % 6 == 5) {  // pointers only element-aligned: every operand staged
+    c.options.pointer_alignment = 2;
+    c.misalign = true;
+  }
+  p = Canonicalize(p);
+  c.tag = absl::StrCat("#", index);
+  return c;
+}
+
+// No GPU needed: every case stages A or B.
+TEST(Sm80StagedLoadsCasesTest, EveryCaseHasRowsOnTwoBytes) {
+  std::mt19937_64 rng(20261127);
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 400; ++i) {
+    const Case c = StagedCase(rng, i);
+    const GemmProblem& p = c.problem;
+    if (!RowsOnTwoBytes(p, c.options.pointer_alignment)) continue;
+    ASSERT_TRUE(ValidateProblem(p).ok()) << c.tag << ": " << ValidateProblem(p);
+    const int pa = c.options.pointer_alignment;
+    const bool a2 = jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pa) == 2;
+    const bool b2 = jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pa) == 2;
+    seen[a2 && b2 ? "both" : a2 ? "a" : "b"]++;
+    if (p.batch_count > 1) seen["batched"]++;
+    if (p.epilogue.beta != 0.f) seen["c"]++;
+    if (c.misalign) seen["misaligned"]++;
+  }
+  for (const char* what : {"a", "b", "both", "batched", "c", "misaligned"}) {
+    EXPECT_GT(seen[what], 0) << what;
+  }
+}
+
+class Sm80StagedLoadsGpuTest : public GpuDeviceTest {};
+
+TEST_F(Sm80StagedLoadsGpuTest, RandomProblemsMatchFloat64Reference) {
+  const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm80);
+  const int count = EnvInt("JITGEMM_SM80_STAGED_PROBLEMS", 120);
+  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261127));
+  int ran = 0, failures = 0, splits = 0, index = 0;
+  std::set<std::string> configs;
+  while (ran < count) {
+    const Case c = StagedCase(rng, index++);
+    const GemmProblem& p = c.problem;
+    if (!RowsOnTwoBytes(p, c.options.pointer_alignment)) continue;
+    const auto all = family.Candidates(p, device_.target, TuningPolicy::kExhaustive);
+    ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no config";
+    jit::KernelConfig config = all[static_cast<size_t>(index) % all.size()];
+    config.pdl = index % 2 == 0 && device_.target.sm >= 90;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, config, c.options, device_, &compiled);
+    ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
+    configs.insert(config.ToString());
+    if (config.split_k > 1) ++splits;
+    const std::string err = RunCase(
+        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+    ++ran;
+    if (!err.empty()) {
+      ++failures;
+      if (!ReportCaseFailure(c, p, (*backend)->Describe(), err)) break;
+    }
+  }
+  std::printf("sm80 staged-load problems: %d run (%d split-K), %d failures, %zu configs\n", ran,
+              splits, failures, configs.size());
+  EXPECT_EQ(failures, 0);
+  if (count >= 50) {  // smaller counts: the sanitizers' runs
+    EXPECT_GT(splits, 0);
+  }
+}
+
+}  // namespace
+}  // namespace jitgemm::support
