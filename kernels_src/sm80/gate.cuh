@@ -75,9 +75,8 @@ struct GatedBLoader {
                                               int tid) {
     if constexpr (kHold && kAlign == 2) {
       auto locate = [&](int i, unsigned& dst, const T*& src, int& left) {
-        const int idx = tid + i * kThreads;
-        const int row = idx / kChunks, chunk = idx % kChunks;
-        dst = smem + Tile::Offset(row, chunk);
+        int row, chunk;
+        dst = Base::Place(smem, tid, i, row, chunk);
         left = 8;
         if constexpr (kKContig) {  // row: tile column; chunk: 8 elements of K
           const int out = OutColumn(row);

@@ -91,9 +91,8 @@ struct TileLoader {
                                               int tid) {
     if constexpr (kHold && kAlign == 2) {
       auto locate = [&](int i, unsigned& dst, const T*& src, int& left) {
-        const int idx = tid + i * kThreads;
-        const int row = idx / kChunks, chunk = idx % kChunks;
-        dst = smem + Tile::Offset(row, chunk);
+        int row, chunk;
+        dst = Place(smem, tid, i, row, chunk);
         src = tile + static_cast<int64>(row) * kLd + chunk * 8;
         left = kCheckInner ? inner_left - chunk * 8 : 8;
         if (kCheckRows && row >= rows_left) left = 0;
@@ -133,6 +132,16 @@ struct TileLoader {
         Copy<kCheckRows || kCheckInner>(dst, src, safe, valid);
       }
     }
+  }
+
+  // The row and chunk of this thread's chunk i when chunks are dealt out in
+  // order (thread t: chunks t, t + kThreads, ...); returns its shared address.
+  __device__ __forceinline__ static unsigned Place(unsigned smem, int tid, int i, int& row,
+                                                   int& chunk) {
+    const int idx = tid + i * kThreads;
+    row = idx / kChunks;
+    chunk = idx % kChunks;
+    return smem + Tile::Offset(row, chunk);
   }
 
   // Reads every chunk of this thread into `st` (rows on 2 bytes, held);
