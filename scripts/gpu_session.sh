@@ -6,8 +6,9 @@
 # Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
 # `sanitize` sizes: SANITIZE_PROBLEMS (plan-level random problems, 120),
 # SANITIZE_SM90_PROBLEMS and SANITIZE_GATED_PROBLEMS (40 each; the latter for
-# the cuBLAS route's, sm80's and small_m's gated tests), and
-# RACECHECK_LIMIT_S (seconds the sm90 racecheck may take, 1200).
+# the cuBLAS route's, sm80's and small_m's gated tests), SANITIZE_STAGED_PROBLEMS
+# (sm80 problems with rows on 2 bytes, 40) and RACECHECK_LIMIT_S (seconds the
+# sm90 racecheck may take, 1200).
 set -u
 carry=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-logs}
@@ -29,6 +30,7 @@ if want tests; then
   summary+=("  $(grep -m1 'random problems:' "$out/gpu_test.log")")
   summary+=("  $(grep -m1 'cublas gated:' "$out/gpu_test.log")")
   summary+=("  $(grep 'gated random problems:' "$out/gpu_test.log" | tr '\n' ' ')")
+  summary+=("  $(grep -m1 'staged-load problems:' "$out/gpu_test.log")")
   for t in "$carry"/*gpu_test "$carry"/cublas_backend_test; do
     [ -x "$t" ] && [ "$(basename "$t")" != gpu_test ] || continue
     "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1
@@ -48,6 +50,7 @@ if want sanitize; then
     JITGEMM_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
     JITGEMM_SM80_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
     JITGEMM_SMALL_M_GATED_PROBLEMS=${SANITIZE_GATED_PROBLEMS:-40} \
+    JITGEMM_SM80_STAGED_PROBLEMS=${SANITIZE_STAGED_PROBLEMS:-40} \
     compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 3 "$carry/gpu_test" --gtest_color=no > "$out/memcheck.log" 2>&1
   summary+=("memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
