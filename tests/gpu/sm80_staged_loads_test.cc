@@ -26,9 +26,15 @@
 namespace jitgemm::support {
 namespace {
 
-bool RowsOnTwoBytes(const GemmProblem& p, int pointer_alignment) {
-  return jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment) == 2 ||
-         jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment) == 2;
+// Which operands have rows that start on 2 bytes.
+struct TwoByteRows {
+  bool a, b;
+  bool any() const { return a || b; }
+};
+
+TwoByteRows RowsOnTwoBytes(const GemmProblem& p, int pointer_alignment) {
+  return {jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment) == 2,
+          jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment) == 2};
 }
 
 Case StagedCase(std::mt19937_64& rng, int index) {
@@ -76,19 +82,17 @@ Case StagedCase(std::mt19937_64& rng, int index) {
   return c;
 }
 
-// No GPU needed: every case stages A or B.
+// No GPU needed: the kept cases cover rows on 2 bytes in A, B and both.
 TEST(Sm80StagedLoadsCasesTest, EveryCaseHasRowsOnTwoBytes) {
   std::mt19937_64 rng(20261127);
   std::map<std::string, int> seen;
   for (int i = 0; i < 400; ++i) {
     const Case c = StagedCase(rng, i);
     const GemmProblem& p = c.problem;
-    if (!RowsOnTwoBytes(p, c.options.pointer_alignment)) continue;
+    const TwoByteRows rows = RowsOnTwoBytes(p, c.options.pointer_alignment);
+    if (!rows.any()) continue;
     ASSERT_TRUE(ValidateProblem(p).ok()) << c.tag << ": " << ValidateProblem(p);
-    const int pa = c.options.pointer_alignment;
-    const bool a2 = jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pa) == 2;
-    const bool b2 = jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pa) == 2;
-    seen[a2 && b2 ? "both" : a2 ? "a" : "b"]++;
+    seen[rows.a && rows.b ? "both" : rows.a ? "a" : "b"]++;
     if (p.batch_count > 1) seen["batched"]++;
     if (p.epilogue.beta != 0.f) seen["c"]++;
     if (c.misalign) seen["misaligned"]++;
@@ -109,7 +113,7 @@ TEST_F(Sm80StagedLoadsGpuTest, RandomProblemsMatchFloat64Reference) {
   while (ran < count) {
     const Case c = StagedCase(rng, index++);
     const GemmProblem& p = c.problem;
-    if (!RowsOnTwoBytes(p, c.options.pointer_alignment)) continue;
+    if (!RowsOnTwoBytes(p, c.options.pointer_alignment).any()) continue;
     const auto all = family.Candidates(p, device_.target, TuningPolicy::kExhaustive);
     ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no config";
     jit::KernelConfig config = all[static_cast<size_t>(index) % all.size()];
