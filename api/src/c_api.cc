@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "api/src/manifest.h"
+#include "api/src/options_check.h"
 #include "api/src/record.h"
 #include "cache/disk_cache.h"
 #include "jitgemm/options.h"
@@ -88,6 +89,7 @@ jitgemm::Options ToOptions(const jitgemm_options_t* c) {
   o.constant_b = c->constant_b != 0;
   o.pointer_alignment = c->pointer_alignment;
   o.win_margin = c->win_margin;
+  o.regime = static_cast<jitgemm::TimingRegime>(c->regime);
   return o;
 }
 
@@ -130,7 +132,8 @@ void jitgemm_options_init(jitgemm_options_t* options) {
                                o.pdl,
                                o.constant_b,
                                o.pointer_alignment,
-                               o.win_margin};
+                               o.win_margin,
+                               static_cast<int32_t>(o.regime)};
 }
 
 jitgemm_status_t jitgemm_plan_create(const jitgemm_problem_t* problem, jitgemm_plan_t* plan) {
@@ -143,14 +146,6 @@ jitgemm_status_t jitgemm_plan_create_with_options(const jitgemm_problem_t* probl
   if (plan == nullptr) return Fail(absl::InvalidArgumentError("plan: null output pointer"));
   *plan = nullptr;
   if (problem == nullptr) return Fail(absl::InvalidArgumentError("problem: null pointer"));
-  if (options != nullptr && (options->backend < 0 || options->backend > 2)) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("options.backend: must be 0, 1 or 2, got ", options->backend)));
-  }
-  if (options != nullptr && (options->tuning < 0 || options->tuning > 2)) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("options.tuning: must be 0, 1 or 2, got ", options->tuning)));
-  }
   return Guarded([&] {
     auto created = jitgemm::Plan::Create(ToProblem(*problem), ToOptions(options));
     if (!created.ok()) return Fail(created.status());
@@ -209,8 +204,10 @@ jitgemm_status_t jitgemm_manifest_add(const char* path, const jitgemm_problem_t*
   if (problem == nullptr) return Fail(absl::InvalidArgumentError("problem: null pointer"));
   return Guarded([&] {
     const jitgemm::GemmProblem p = ToProblem(*problem);
+    const jitgemm::Options o = ToOptions(options);
     absl::Status s = jitgemm::ValidateProblem(p);
-    if (s.ok()) s = jitgemm::AppendToManifest(path, p, ToOptions(options));
+    if (s.ok()) s = jitgemm::ValidateOptions(o);
+    if (s.ok()) s = jitgemm::AppendToManifest(path, p, o);
     return s.ok() ? JITGEMM_OK : Fail(s);
   });
 }

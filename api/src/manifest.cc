@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/json_fields.h"
+#include "core/options_signature.h"
 
 namespace jitgemm {
 namespace {
@@ -108,6 +109,79 @@ const char* BiasName(BiasMode b) {
   return b == BiasMode::kPerColumn ? "column" : b == BiasMode::kPerRow ? "row" : "none";
 }
 
+// The fields of `o` that a manifest holds: those of the options signature
+// (core/options_signature.h), so that a plan made with the manifest's options
+// reads the tuning decision a plan made with the recorded ones stored.
+void ParseOptions(Reader& r, const json& o, const std::string& path, Options* out) {
+  if (!o.is_object()) return r.Fail(path, "an object");
+  std::string tuning, backend, regime;
+  CheckFields(r, o, path,
+              {"tuning", "backend", "pdl", "constant_b", "allow_tf32", "pointer_alignment",
+               "regime", "win_margin"});
+  r.Get(o, "tuning", path, &tuning);
+  r.Get(o, "backend", path, &backend);
+  r.Get(o, "pdl", path, &out->pdl);
+  r.Get(o, "constant_b", path, &out->constant_b);
+  r.Get(o, "allow_tf32", path, &out->allow_tf32);
+  r.Get(o, "pointer_alignment", path, &out->pointer_alignment);
+  r.Get(o, "regime", path, &regime);
+  r.Get(o, "win_margin", path, &out->win_margin);
+  if (!r.error.empty()) return;
+  // Kernels load vectors of up to this many bytes; 3 would warm kernels no
+  // plan accepts.
+  const int align = out->pointer_alignment;
+  if (align != 1 && align != 2 && align != 4 && align != 8 && align != 16) {
+    r.Fail(path + ".pointer_alignment", "1, 2, 4, 8 or 16");
+  }
+  if (!(out->win_margin >= 0.0 && out->win_margin < 1.0)) {
+    r.Fail(path + ".win_margin", "a number in [0, 1)");
+  }
+  if (tuning == "heuristic")
+    out->tuning = TuningPolicy::kHeuristic;
+  else if (tuning == "fast")
+    out->tuning = TuningPolicy::kFast;
+  else if (tuning == "exhaustive")
+    out->tuning = TuningPolicy::kExhaustive;
+  else if (!tuning.empty())
+    r.Fail(path + ".tuning", "heuristic, fast or exhaustive");
+  if (backend == "jit")
+    out->backend = BackendPolicy::kJitOnly;
+  else if (backend == "cublas")
+    out->backend = BackendPolicy::kCublasOnly;
+  else if (backend == "auto")
+    out->backend = BackendPolicy::kAuto;
+  else if (!backend.empty())
+    r.Fail(path + ".backend", "auto, jit or cublas");
+  if (regime == "streaming")
+    out->regime = TimingRegime::kStreaming;
+  else if (regime == "resident")
+    out->regime = TimingRegime::kResident;
+  else if (regime == "auto")
+    out->regime = TimingRegime::kAuto;
+  else if (!regime.empty())
+    r.Fail(path + ".regime", "auto, streaming or resident");
+}
+
+json OptionsJson(const Options& o) {
+  const char* tuning = o.tuning == TuningPolicy::kFast         ? "fast"
+                       : o.tuning == TuningPolicy::kExhaustive ? "exhaustive"
+                                                               : "heuristic";
+  const char* backend = o.backend == BackendPolicy::kJitOnly      ? "jit"
+                        : o.backend == BackendPolicy::kCublasOnly ? "cublas"
+                                                                  : "auto";
+  const char* regime = o.regime == TimingRegime::kStreaming  ? "streaming"
+                       : o.regime == TimingRegime::kResident ? "resident"
+                                                             : "auto";
+  return {{"tuning", tuning},
+          {"backend", backend},
+          {"pdl", o.pdl},
+          {"constant_b", o.constant_b},
+          {"allow_tf32", o.allow_tf32},
+          {"pointer_alignment", o.pointer_alignment},
+          {"regime", regime},
+          {"win_margin", o.win_margin}};
+}
+
 json OperandJson(const Operand& op) {
   return {{"type", TypeName(op.type)},
           {"layout", LayoutName(op.layout)},
@@ -131,39 +205,7 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
   if (r.error.empty() && version != 1) {
     return absl::InvalidArgumentError(absl::StrCat("manifest.version: ", version, " is not 1"));
   }
-  if (root.contains("options")) {
-    const json& o = root.at("options");
-    if (!o.is_object()) return absl::InvalidArgumentError("manifest.options: expected an object");
-    std::string tuning, backend;
-    CheckFields(r, o, "options",
-                {"tuning", "backend", "pdl", "constant_b", "allow_tf32", "pointer_alignment"});
-    r.Get(o, "tuning", "options", &tuning);
-    r.Get(o, "backend", "options", &backend);
-    r.Get(o, "pdl", "options", &m.options.pdl);
-    r.Get(o, "constant_b", "options", &m.options.constant_b);
-    r.Get(o, "allow_tf32", "options", &m.options.allow_tf32);
-    r.Get(o, "pointer_alignment", "options", &m.options.pointer_alignment);
-    // Kernels load vectors of up to this many bytes; 3 would warm kernels no
-    // plan accepts.
-    const int align = m.options.pointer_alignment;
-    if (align != 1 && align != 2 && align != 4 && align != 8 && align != 16) {
-      r.Fail("options.pointer_alignment", "1, 2, 4, 8 or 16");
-    }
-    if (tuning == "heuristic")
-      m.options.tuning = TuningPolicy::kHeuristic;
-    else if (tuning == "fast")
-      m.options.tuning = TuningPolicy::kFast;
-    else if (tuning == "exhaustive")
-      m.options.tuning = TuningPolicy::kExhaustive;
-    else if (!tuning.empty())
-      r.Fail("options.tuning", "heuristic, fast or exhaustive");
-    if (backend == "jit")
-      m.options.backend = BackendPolicy::kJitOnly;
-    else if (backend == "cublas")
-      m.options.backend = BackendPolicy::kCublasOnly;
-    else if (!backend.empty() && backend != "auto")
-      r.Fail("options.backend", "auto, jit or cublas");
-  }
+  if (root.contains("options")) ParseOptions(r, root.at("options"), "options", &m.options);
   if (!root.contains("problems") || !root.at("problems").is_array()) {
     return absl::InvalidArgumentError("manifest.problems: expected an array");
   }
@@ -177,8 +219,13 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& text) {
     }
     ManifestEntry e;
     GemmProblem& p = e.problem;
-    CheckFields(r, pj, path,
-                {"name", "m", "n", "k", "batch_count", "dtype", "a", "b", "c", "d", "epilogue"});
+    CheckFields(
+        r, pj, path,
+        {"name", "m", "n", "k", "batch_count", "dtype", "a", "b", "c", "d", "epilogue", "options"});
+    if (pj.contains("options")) {
+      e.options = m.options;
+      ParseOptions(r, pj.at("options"), path + ".options", &*e.options);
+    }
     r.Get(pj, "name", path, &e.name);
     r.Get(pj, "m", path, &p.m);
     r.Get(pj, "n", path, &p.n);
@@ -296,23 +343,14 @@ std::string ProblemToJson(const GemmProblem& p, const std::string& name) {
 
 std::string ManifestToJson(const Manifest& m) {
   json problems = json::array();
-  for (const auto& e : m.problems)
-    problems.push_back(json::parse(ProblemToJson(e.problem, e.name)));
-  const char* tuning = m.options.tuning == TuningPolicy::kFast         ? "fast"
-                       : m.options.tuning == TuningPolicy::kExhaustive ? "exhaustive"
-                                                                       : "heuristic";
-  const char* backend = m.options.backend == BackendPolicy::kJitOnly      ? "jit"
-                        : m.options.backend == BackendPolicy::kCublasOnly ? "cublas"
-                                                                          : "auto";
-  json root = {{"version", 1},
-               {"options",
-                {{"tuning", tuning},
-                 {"backend", backend},
-                 {"pdl", m.options.pdl},
-                 {"constant_b", m.options.constant_b},
-                 {"allow_tf32", m.options.allow_tf32},
-                 {"pointer_alignment", m.options.pointer_alignment}}},
-               {"problems", problems}};
+  const std::string shared = OptionsSignature(m.options);
+  for (const auto& e : m.problems) {
+    json j = json::parse(ProblemToJson(e.problem, e.name));
+    // Only where a problem is planned with other options than the manifest's.
+    if (OptionsSignature(m.OptionsOf(e)) != shared) j["options"] = OptionsJson(m.OptionsOf(e));
+    problems.push_back(std::move(j));
+  }
+  json root = {{"version", 1}, {"options", OptionsJson(m.options)}, {"problems", problems}};
   return root.dump(2);
 }
 

@@ -7,6 +7,7 @@
 #define JITGEMM_API_SRC_MANIFEST_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,19 @@ namespace jitgemm {
 struct ManifestEntry {
   std::string name;  // optional label
   GemmProblem problem;
+  // The problem's own options (its "options" object applied over the
+  // manifest's), where it has them; else it is planned with the manifest's.
+  std::optional<Options> options = std::nullopt;
 };
 
 struct Manifest {
   Options options;  // defaults where the manifest is silent
   std::vector<ManifestEntry> problems;
+
+  // What `entry` is planned with.
+  const Options& OptionsOf(const ManifestEntry& entry) const {
+    return entry.options.has_value() ? *entry.options : options;
+  }
 };
 
 // Reading is bounded: a larger or deeper text is refused before parsing.

@@ -66,9 +66,9 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
     if (!manifest.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", manifest.status().message()));
     }
-    Options options = manifest->options;
-    if (tuning) options.tuning = *tuning;
     for (const ManifestEntry& e : manifest->problems) {
+      Options options = manifest->OptionsOf(e);
+      if (tuning) options.tuning = *tuning;
       ++out.problems;
       if (absl::Status s = ValidateProblem(e.problem); !s.ok()) {
         out.invalid.push_back(absl::StrCat(path, ": problem ", e.name, ": ", s.ToString()));

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/src/log.h"
+#include "api/src/options_check.h"
 #include "api/src/pointer_check.h"
 #include "api/src/record.h"
 #include "backends/backend.h"
@@ -42,29 +43,6 @@ class Plan::Impl {
 };
 
 namespace {
-
-absl::Status ValidateOptions(const Options& o) {
-  const int a = o.pointer_alignment;
-  if (a != 1 && a != 2 && a != 4 && a != 8 && a != 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.pointer_alignment: must be 1, 2, 4, 8 or 16, got ", a));
-  }
-  if (!(o.win_margin >= 0.0 && o.win_margin < 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.win_margin: must be in [0, 1), got ", o.win_margin));
-  }
-  const int regime = static_cast<int>(o.regime);
-  if (regime < 0 || regime > static_cast<int>(TimingRegime::kResident)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.regime: must be auto, streaming or resident, got ", regime));
-  }
-  if (!o.arch.empty()) {
-    auto sm = jit::ParseArch(o.arch);
-    if (!sm.ok())
-      return absl::InvalidArgumentError(absl::StrCat("options.", sm.status().message()));
-  }
-  return absl::OkStatus();
-}
 
 // Compiles every candidate at once on a few threads (no GPU work), so the
 // serial build-and-time loop of the tuner finds them in memory.

@@ -14,9 +14,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/src/manifest.h"
+#include "core/options_signature.h"
 #include "core/problem_signature.h"
 
 namespace jitgemm {
+namespace {
+
+std::string RecordSignature(const GemmProblem& problem, const Options& options) {
+  return absl::StrCat(ProblemSignature(Canonicalize(problem)), " | ", OptionsSignature(options));
+}
+
+}  // namespace
 
 absl::Status AppendToManifest(const std::string& path, const GemmProblem& problem,
                               const Options& options) {
@@ -42,13 +50,19 @@ absl::Status AppendToManifest(const std::string& path, const GemmProblem& proble
     }
   }
   if (status.ok()) {
-    const std::string signature = ProblemSignature(Canonicalize(problem));
+    // A problem planned with other options is another plan: other kernels
+    // (constant_b, pointer_alignment, pdl) or another tuning decision (regime,
+    // win_margin), so it is recorded again, with its own options.
+    const std::string signature = RecordSignature(problem, options);
     bool present = false;
     for (const auto& e : manifest.problems) {
-      present = present || ProblemSignature(Canonicalize(e.problem)) == signature;
+      present = present || RecordSignature(e.problem, manifest.OptionsOf(e)) == signature;
     }
     if (!present) {
-      manifest.problems.push_back({DebugString(problem), problem});
+      manifest.problems.push_back({DebugString(problem), problem, options});
+      if (OptionsSignature(options) == OptionsSignature(manifest.options)) {
+        manifest.problems.back().options.reset();
+      }
       const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
       std::ofstream out(tmp, std::ios::trunc);
       out << ManifestToJson(manifest) << "\n";
@@ -71,7 +85,7 @@ void RecordProblem(const GemmProblem& problem, const Options& options) {
   static auto* const seen = new absl::flat_hash_set<std::string>();
   static bool warned = false;
   absl::MutexLock lock(&mu);
-  if (!seen->insert(ProblemSignature(Canonicalize(problem))).second) return;
+  if (!seen->insert(RecordSignature(problem, options)).second) return;
   absl::Status s = AppendToManifest(kPath, problem, options);
   if (!s.ok() && !warned) {
     warned = true;

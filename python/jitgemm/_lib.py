@@ -78,6 +78,7 @@ class Options(ctypes.Structure):
         ("constant_b", ctypes.c_int32),
         ("pointer_alignment", ctypes.c_int32),
         ("win_margin", ctypes.c_double),
+        ("regime", ctypes.c_int32),
     ]
 
 

@@ -34,6 +34,7 @@ ACTIVATIONS = {"none": 0, "relu": 1, "gelu_tanh": 2, "gelu": 3, "silu": 4}
 
 BACKENDS = {"auto": 0, "jit": 1, "cublas": 2}
 TUNINGS = {"heuristic": 0, "fast": 1, "exhaustive": 2}
+REGIMES = {"auto": 0, "streaming": 1, "resident": 2}
 
 
 def gemm_problem(m: int, n: int, k: int, dtype: str = "f32") -> _lib.Problem:
@@ -57,6 +58,9 @@ class Options:
     constant_b: bool = False
     pointer_alignment: int = 16
     win_margin: float = 0.03
+    # Where B lives when the plan runs, for timing its candidates: "streaming"
+    # (from DRAM), "resident" (in L2) or "auto" (both where B fits in L2).
+    regime: str = "auto"
 
     @staticmethod
     def from_environment() -> "Options":
@@ -64,8 +68,9 @@ class Options:
         _lib.load().jitgemm_options_init(ctypes.byref(c))
         backend = {v: k for k, v in BACKENDS.items()}[c.backend]
         tuning = {v: k for k, v in TUNINGS.items()}[c.tuning]
+        regime = {v: k for k, v in REGIMES.items()}[c.regime]
         return Options(backend, tuning, bool(c.jit_enabled), bool(c.allow_tf32), bool(c.pdl),
-                       bool(c.constant_b), c.pointer_alignment, c.win_margin)
+                       bool(c.constant_b), c.pointer_alignment, c.win_margin, regime)
 
     def to_c(self) -> _lib.Options:
         if self.backend not in BACKENDS:
@@ -74,9 +79,12 @@ class Options:
         if self.tuning not in TUNINGS:
             raise ValueError(f"options.tuning: expected one of {sorted(TUNINGS)}, "
                              f"got {self.tuning!r}")
+        if self.regime not in REGIMES:
+            raise ValueError(f"options.regime: expected one of {sorted(REGIMES)}, "
+                             f"got {self.regime!r}")
         return _lib.Options(BACKENDS[self.backend], TUNINGS[self.tuning], int(self.jit_enabled),
                             int(self.allow_tf32), int(self.pdl), int(self.constant_b),
-                            self.pointer_alignment, self.win_margin)
+                            self.pointer_alignment, self.win_margin, REGIMES[self.regime])
 
 
 def describe_problem(p: _lib.Problem) -> str:

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -30,6 +32,7 @@ class CApiTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     unsetenv("JITGEMM_TUNING");
     unsetenv("JITGEMM_JIT");
+    unsetenv("JITGEMM_REGIME");
   }
   std::filesystem::path dir_;
 };
@@ -46,6 +49,10 @@ TEST_F(CApiTest, OptionsInitAppliesTheEnvironment) {
   EXPECT_EQ(o.tuning, 0);
   EXPECT_EQ(o.jit_enabled, 0);
   jitgemm_options_init(nullptr);  // no crash
+  EXPECT_EQ(o.regime, 0);         // auto
+  setenv("JITGEMM_REGIME", "resident", 1);
+  jitgemm_options_init(&o);
+  EXPECT_EQ(o.regime, 2);
 }
 
 TEST_F(CApiTest, CreateWithOptionsRejectsBadOptionsBeforeAnyDevice) {
@@ -67,6 +74,10 @@ TEST_F(CApiTest, CreateWithOptionsRejectsBadOptionsBeforeAnyDevice) {
   o.backend = -1;
   EXPECT_EQ(jitgemm_plan_create_with_options(&p, &o, &plan), JITGEMM_INVALID_ARGUMENT);
   EXPECT_THAT(jitgemm_last_error(), HasSubstr("options.backend"));
+  jitgemm_options_init(&o);
+  o.regime = 3;
+  EXPECT_EQ(jitgemm_plan_create_with_options(&p, &o, &plan), JITGEMM_INVALID_ARGUMENT);
+  EXPECT_THAT(jitgemm_last_error(), HasSubstr("options.regime"));
 
   jitgemm_options_init(&o);
   p.a.ld = 4;  // smaller than the row of K = 32
@@ -108,6 +119,47 @@ TEST_F(CApiTest, ManifestAddThenReadRoundTrips) {
   EXPECT_EQ(read[0].bias_mode, 1);
   EXPECT_EQ(read[0].activation, 1);
   EXPECT_EQ(read[0].gate, 0);
+}
+
+// The regime is an option like any other: a plan made with it reads its own
+// tuning decision, so a manifest keeps it, and one problem recorded with two
+// regimes is two entries. Options a manifest could not be read back with are
+// refused and nothing is written.
+TEST_F(CApiTest, ManifestAddKeepsTheOptionsAndRefusesBadOnes) {
+  const std::string path = (dir_ / "regimes.json").string();
+  jitgemm_problem_t p;
+  jitgemm_problem_init(&p, 8, 4096, 4096, /*bf16=*/2);
+  p.b.layout = 1;
+  jitgemm_options_t o;
+  jitgemm_options_init(&o);
+  o.regime = 2;  // resident
+  ASSERT_EQ(jitgemm_manifest_add(path.c_str(), &p, &o), JITGEMM_OK) << jitgemm_last_error();
+  o.regime = 1;  // streaming
+  ASSERT_EQ(jitgemm_manifest_add(path.c_str(), &p, &o), JITGEMM_OK) << jitgemm_last_error();
+  ASSERT_EQ(jitgemm_manifest_add(path.c_str(), &p, &o), JITGEMM_OK) << jitgemm_last_error();
+  int64_t count = -1;
+  EXPECT_EQ(jitgemm_manifest_read(path.c_str(), nullptr, 0, &count), JITGEMM_OK);
+  EXPECT_EQ(count, 2);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("\"regime\": \"resident\""));
+  EXPECT_THAT(text, HasSubstr("\"regime\": \"streaming\""));
+
+  const std::string bad = (dir_ / "bad.json").string();
+  for (auto [field, value] :
+       {std::pair{"pointer_alignment", 3}, std::pair{"regime", 5}, std::pair{"tuning", 9}}) {
+    jitgemm_options_init(&o);
+    if (std::string(field) == "pointer_alignment") o.pointer_alignment = value;
+    if (std::string(field) == "regime") o.regime = value;
+    if (std::string(field) == "tuning") o.tuning = value;
+    EXPECT_EQ(jitgemm_manifest_add(bad.c_str(), &p, &o), JITGEMM_INVALID_ARGUMENT) << field;
+    EXPECT_THAT(jitgemm_last_error(), HasSubstr(std::string("options.") + field));
+    EXPECT_FALSE(std::filesystem::exists(bad)) << field;
+  }
+  jitgemm_options_init(&o);
+  o.win_margin = 1.5;
+  EXPECT_EQ(jitgemm_manifest_add(bad.c_str(), &p, &o), JITGEMM_INVALID_ARGUMENT);
+  EXPECT_THAT(jitgemm_last_error(), HasSubstr("options.win_margin"));
 }
 
 TEST_F(CApiTest, GatedProblemsRoundTripAndAreValidated) {

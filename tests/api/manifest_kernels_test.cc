@@ -127,5 +127,35 @@ TEST(ManifestKernelsTest, UngatedProblemsListTheElementwisePassesOfTheCublasRout
   }
 }
 
+// Each problem's kernels follow its own options where it has them: the
+// manifest says cuBLAS only, and the second problem, planned with JIT kernels,
+// lists the JIT candidates.
+TEST(ManifestKernelsTest, AProblemsOwnOptionsDecideItsKernels) {
+  absl::StatusOr<TargetArch> hopper = ResolveTarget("sm_90a", 0);
+  ASSERT_TRUE(hopper.ok()) << hopper.status();
+  Manifest m;
+  m.options.backend = BackendPolicy::kCublasOnly;
+  GemmProblem p = MakeGemm(512, 1024, 1024, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  m.problems.push_back({"cublas", p});
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("own_options" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  std::ofstream(path) << ManifestToJson(m);
+  absl::StatusOr<ManifestKernels> k = LoadManifestKernels({path}, *hopper, std::nullopt);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(k->kernels.empty());
+  Options jit = m.options;
+  jit.backend = BackendPolicy::kJitOnly;
+  m.problems.push_back({"jit", p, jit});
+  std::ofstream(path) << ManifestToJson(m);
+  k = LoadManifestKernels({path}, *hopper, std::nullopt);
+  std::remove(path.c_str());
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->problems, 2);
+  EXPECT_THAT(Names(*k), ::testing::Contains(::testing::StartsWith("gemm_sm90_")));
+  for (const ManifestKernel& kernel : k->kernels) EXPECT_EQ(kernel.problem, "jit");
+}
+
 }  // namespace
 }  // namespace jitgemm::tools

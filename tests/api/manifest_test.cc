@@ -55,6 +55,55 @@ TEST(ParseManifestTest, ReadsEveryField) {
   EXPECT_TRUE(ValidateProblem(p).ok());
 }
 
+// The options a tuning decision is keyed by (core/options_signature.h) are
+// all in a manifest, and a problem may carry its own: a plan made with what
+// the manifest says must find the decision a plan made with the recorded
+// options stored.
+TEST(ParseManifestTest, ReadsRegimeMarginAndEachProblemsOwnOptions) {
+  auto m = ParseManifest(R"({"options": {"regime": "resident", "win_margin": 0.05, "pdl": false},
+    "problems": [{"m": 8, "n": 64, "k": 64},
+                 {"m": 8, "n": 64, "k": 64,
+                  "options": {"regime": "streaming", "constant_b": true, "backend": "auto"}}]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->options.regime, TimingRegime::kResident);
+  EXPECT_DOUBLE_EQ(m->options.win_margin, 0.05);
+  ASSERT_EQ(m->problems.size(), 2u);
+  EXPECT_FALSE(m->problems[0].options.has_value());
+  EXPECT_EQ(m->OptionsOf(m->problems[0]).regime, TimingRegime::kResident);
+  const Options& own = m->OptionsOf(m->problems[1]);
+  EXPECT_EQ(own.regime, TimingRegime::kStreaming);
+  EXPECT_TRUE(own.constant_b);
+  // What the problem leaves out comes from the manifest's options.
+  EXPECT_FALSE(own.pdl);
+  EXPECT_DOUBLE_EQ(own.win_margin, 0.05);
+  for (auto [text, regime] : {std::pair{"auto", TimingRegime::kAuto},
+                              {"streaming", TimingRegime::kStreaming},
+                              {"resident", TimingRegime::kResident}}) {
+    auto r =
+        ParseManifest(std::string(R"({"options": {"regime": ")") + text + R"("}, "problems": []})");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->options.regime, regime) << text;
+  }
+
+  EXPECT_THAT(ParseManifest(R"({"options": {"regime": "l2"}, "problems": []})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("options.regime: expected auto, streaming or resident")));
+  for (const char* margin : {"-0.1", "1", "1.5"}) {
+    EXPECT_THAT(ParseManifest(absl::StrCat(R"({"options": {"win_margin": )", margin,
+                                           R"(}, "problems": []})")),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("options.win_margin")))
+        << margin;
+  }
+  EXPECT_THAT(
+      ParseManifest(R"({"problems": [{"m": 1}, {"m": 1, "options": {"win_margin": 2}}]})"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problems[1].options.win_margin")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"m": 1, "options": {"regim": "auto"}}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'regim'")));
+  EXPECT_THAT(ParseManifest(R"({"problems": [{"m": 1, "options": "resident"}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("problems[0].options: expected an object")));
+}
+
 TEST(ParseManifestTest, EveryTuningPolicyIsRead) {
   for (auto [text, policy] : {std::pair{"heuristic", TuningPolicy::kHeuristic},
                               {"fast", TuningPolicy::kFast},
@@ -147,12 +196,31 @@ TEST(ParseManifestTest, RoundTripsThroughJson) {
   p.epilogue.activation = Activation::kSilu;
   m.problems.push_back({"x", p});
   m.options.constant_b = true;
-  auto back = ParseManifest(ManifestToJson(m));
+  m.options.regime = TimingRegime::kResident;
+  m.options.win_margin = 0.07;
+  // The same problem planned with other options, and one whose own options
+  // equal the manifest's (written without them).
+  Options own = m.options;
+  own.regime = TimingRegime::kStreaming;
+  own.pointer_alignment = 2;
+  m.problems.push_back({"y", p, own});
+  m.problems.push_back({"z", p, m.options});
+  const std::string text = ManifestToJson(m);
+  auto back = ParseManifest(text);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->options.constant_b);
-  ASSERT_EQ(back->problems.size(), 1u);
+  EXPECT_EQ(back->options.regime, TimingRegime::kResident);
+  EXPECT_DOUBLE_EQ(back->options.win_margin, 0.07);
+  ASSERT_EQ(back->problems.size(), 3u);
   EXPECT_EQ(ProblemSignature(Canonicalize(back->problems[0].problem)),
             ProblemSignature(Canonicalize(p)));
+  EXPECT_FALSE(back->problems[0].options.has_value());
+  ASSERT_TRUE(back->problems[1].options.has_value());
+  EXPECT_EQ(back->problems[1].options->regime, TimingRegime::kStreaming);
+  EXPECT_EQ(back->problems[1].options->pointer_alignment, 2);
+  EXPECT_TRUE(back->problems[1].options->constant_b);
+  EXPECT_FALSE(back->problems[2].options.has_value());
+  EXPECT_EQ(ManifestToJson(*back), text);
 }
 
 TEST(ParseManifestTest, GatedProblemsRoundTripAndBadGatesAreNamed) {
@@ -218,6 +286,39 @@ TEST_F(RecordTest, AddsEachDistinctProblemOnce) {
   auto m = ParseManifest(text.str());
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->problems.size(), 2u);
+}
+
+// A problem planned with two sets of options is two plans: other kernels
+// (constant_b) or another tuning decision (regime, win_margin). Before, the
+// second was dropped and every problem took the first plan's options, so a
+// manifest recorded from a process with resident-regime plans warmed and
+// tuned nothing it would use.
+TEST_F(RecordTest, KeepsEachProblemsOptions) {
+  Options first;
+  first.regime = TimingRegime::kResident;
+  first.win_margin = 0.05;
+  Options other = first;
+  other.constant_b = true;
+  other.regime = TimingRegime::kStreaming;
+  const GemmProblem p = MakeGemm(8, 64, 64, DataType::kBF16);
+  ASSERT_TRUE(AppendToManifest(path_, p, first).ok());
+  ASSERT_TRUE(AppendToManifest(path_, p, other).ok());
+  ASSERT_TRUE(AppendToManifest(path_, p, first).ok());
+  ASSERT_TRUE(AppendToManifest(path_, MakeGemm(16, 64, 64, DataType::kBF16), first).ok());
+  std::ifstream in(path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseManifest(text.str());
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->problems.size(), 3u);
+  EXPECT_EQ(m->options.regime, TimingRegime::kResident);
+  EXPECT_DOUBLE_EQ(m->options.win_margin, 0.05);
+  EXPECT_FALSE(m->problems[0].options.has_value());
+  const Options& second = m->OptionsOf(m->problems[1]);
+  EXPECT_TRUE(second.constant_b);
+  EXPECT_EQ(second.regime, TimingRegime::kStreaming);
+  EXPECT_FALSE(m->problems[2].options.has_value());
+  EXPECT_EQ(m->problems[2].problem.m, 16);
 }
 
 TEST_F(RecordTest, RefusesToOverwriteAForeignFile) {

@@ -6,6 +6,7 @@ Run with PYTHONPATH=<repo>/python and JITGEMM_LIBRARY=<built libjitgemm.so>
 """
 
 import ctypes
+import json
 import os
 import pathlib
 import subprocess
@@ -117,6 +118,8 @@ class PlanTest(unittest.TestCase):
             jitgemm.Plan(p, jitgemm.Options(tuning="slow"))
         with self.assertRaisesRegex(ValueError, "options.backend"):
             jitgemm.Options(backend="cudnn").to_c()
+        with self.assertRaisesRegex(ValueError, "options.regime"):
+            jitgemm.Plan(p, jitgemm.Options(regime="l2"))
 
     def test_gemm_problem_checks_the_dtype(self):
         with self.assertRaisesRegex(ValueError, "dtype"):
@@ -139,6 +142,14 @@ class OptionsTest(unittest.TestCase):
         self.assertIn("tuning='heuristic'", r.stdout)
         self.assertIn("jit_enabled=False", r.stdout)
         self.assertIn("backend='cublas'", r.stdout)
+        r = run_python("import jitgemm; print(jitgemm.Options.from_environment())",
+                       JITGEMM_REGIME="resident")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("regime='resident'", r.stdout)
+
+    def test_the_regime_reaches_the_library(self):
+        self.assertEqual(jitgemm.Options(regime="streaming").to_c().regime, 1)
+        self.assertEqual(jitgemm.Options().to_c().regime, 0)
 
 
 class ManifestTest(unittest.TestCase):
@@ -172,6 +183,19 @@ class ManifestTest(unittest.TestCase):
             _recording.on_plan_created(b, None)  # not recording any more
             got = [jitgemm.describe_problem(p) for p in jitgemm.read_manifest(path)]
             self.assertEqual(got, ["bf16 1x2048x4096 r.r->r", "f16 64x256x128 r.r->r"])
+
+    def test_recording_keeps_the_options_of_each_plan(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "recorded.json")
+            p = jitgemm.gemm_problem(8, 4096, 4096, "bf16")
+            with jitgemm.record(path):
+                for regime in ("resident", "streaming", "resident"):
+                    _recording.on_plan_created(p, jitgemm.Options(regime=regime).to_c())
+            self.assertEqual(len(jitgemm.read_manifest(path)), 2)
+            with open(path) as f:
+                manifest = json.load(f)
+            self.assertEqual(manifest["options"]["regime"], "resident")
+            self.assertEqual(manifest["problems"][1]["options"]["regime"], "streaming")
 
     @unittest.skipIf(has_driver(), "a CUDA driver is present")
     def test_warmup_without_a_driver_raises(self):

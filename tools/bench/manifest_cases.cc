@@ -75,7 +75,7 @@ absl::StatusOr<std::vector<BenchCase>> ManifestTextCases(const std::string& json
     c.label = entry.name.empty() ? DebugString(c.problem)
                                  : absl::StrCat(entry.name, " (", DebugString(c.problem), ")");
     c.impls = ColumnsFor(c.problem);
-    c.options = manifest->options;
+    c.options = manifest->OptionsOf(entry);
     cases.push_back(std::move(c));
   }
   return cases;

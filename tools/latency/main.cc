@@ -24,7 +24,8 @@
 #include "jitgemm/plan.h"
 #include "support/reference.h"
 
-ABSL_FLAG(std::string, tuning, "", "Override the manifest's tuning policy.");
+ABSL_FLAG(std::string, tuning, "",
+          "heuristic, fast or exhaustive: override every problem's tuning policy.");
 ABSL_FLAG(bool, verify, false,
           "Fill inputs with random values and check every output against a float64 host "
           "reference (problems up to 2^28 multiply-adds; larger ones are marked unchecked).");
@@ -62,10 +63,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
     return 1;
   }
-  jitgemm::Options options = manifest->options;
-  const std::string tuning = absl::GetFlag(FLAGS_tuning);
-  if (tuning == "heuristic") options.tuning = jitgemm::TuningPolicy::kHeuristic;
-  if (tuning == "fast") options.tuning = jitgemm::TuningPolicy::kFast;
+  const auto tuning = jitgemm::tools::ParseTuningOverride(absl::GetFlag(FLAGS_tuning));
+  if (!tuning.ok()) {
+    std::fprintf(stderr, "jitgemm-latency: %s\n", std::string(tuning.status().message()).c_str());
+    return 1;
+  }
   const auto ctx0 = std::chrono::steady_clock::now();
   if (cudaFree(nullptr) != cudaSuccess) {
     std::fprintf(stderr, "jitgemm-latency: no CUDA device\n");
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
   int failures = 0;
   std::mt19937 rng(7);
   for (const auto& e : manifest->problems) {
+    jitgemm::Options options = manifest->OptionsOf(e);
+    if (tuning->has_value()) options.tuning = **tuning;
     const jitgemm::GemmProblem p = jitgemm::Canonicalize(e.problem);
     const int64_t batch = p.batch_count;
     void *a, *b, *c = nullptr, *d, *bias = nullptr;

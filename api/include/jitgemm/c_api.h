@@ -74,6 +74,7 @@ typedef struct {
   int32_t constant_b;        /* no earlier work on the stream writes B */
   int32_t pointer_alignment; /* 1, 2, 4, 8 or 16 bytes, promised for every pointer */
   double win_margin;         /* a JIT kernel must beat cuBLAS by this fraction */
+  int32_t regime;            /* timing regime: 0 auto, 1 streaming, 2 resident */
 } jitgemm_options_t;
 
 /* Fills *options with the defaults and the environment's overrides
@@ -102,8 +103,10 @@ typedef struct {
 JITGEMM_EXPORT jitgemm_status_t jitgemm_cache_stats(jitgemm_cache_stats_t* stats);
 
 /* Adds a problem, planned with *options (NULL: the environment's), to the
- * manifest at path (created if missing), as JITGEMM_RECORD does; a problem
- * already listed is not added twice. */
+ * manifest at path (created if missing), as JITGEMM_RECORD does, with those
+ * options; a problem already listed with the same options is not added twice.
+ * InvalidArgument names a bad field of the problem or the options, and nothing
+ * is written. */
 JITGEMM_EXPORT jitgemm_status_t jitgemm_manifest_add(const char* path,
                                                      const jitgemm_problem_t* problem,
                                                      const jitgemm_options_t* options);
