@@ -514,7 +514,9 @@ TEST(Sm90FamilyTest, GatedProblemsGetTensorCoreConfigsOnly) {
     std::map<Family, int> seen;
     for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(sm), options)) {
       ++seen[c.family];
-      if (c.family == Family::kSmallM) EXPECT_FALSE(c.cluster_k) << c.ToString();
+      if (c.family == Family::kSmallM) {
+        EXPECT_FALSE(c.cluster_k) << c.ToString();
+      }
     }
     EXPECT_EQ(seen[Family::kSm90] > 0, sm == 90);
     EXPECT_GT(seen[Family::kSm80], 0);
