@@ -9,9 +9,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/src/record.h"
+#include "core/options_signature.h"
 #include "core/problem_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -319,6 +321,31 @@ TEST_F(RecordTest, KeepsEachProblemsOptions) {
   EXPECT_EQ(second.regime, TimingRegime::kStreaming);
   EXPECT_FALSE(m->problems[2].options.has_value());
   EXPECT_EQ(m->problems[2].problem.m, 16);
+}
+
+// What a manifest says a problem is planned with has the options signature
+// (the options part of its tuning decision's key) of the plan recorded,
+// whichever option differs.
+TEST_F(RecordTest, ARecordedProblemsOptionsKeepTheirSignature) {
+  std::vector<Options> sets(8);
+  sets[1].backend = BackendPolicy::kJitOnly;
+  sets[2].tuning = TuningPolicy::kExhaustive;
+  sets[3].allow_tf32 = true;
+  sets[4].pdl = false;
+  sets[5].pointer_alignment = 4;
+  sets[6].win_margin = 0.1;
+  sets[7].regime = TimingRegime::kResident;
+  const GemmProblem p = MakeGemm(32, 256, 512, DataType::kF16);
+  for (const Options& o : sets) ASSERT_TRUE(AppendToManifest(path_, p, o).ok());
+  std::ifstream in(path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseManifest(text.str());
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->problems.size(), sets.size());
+  for (size_t i = 0; i < sets.size(); ++i) {
+    EXPECT_EQ(OptionsSignature(m->OptionsOf(m->problems[i])), OptionsSignature(sets[i])) << i;
+  }
 }
 
 TEST_F(RecordTest, RefusesToOverwriteAForeignFile) {
