@@ -132,8 +132,8 @@ void jitgemm_options_init(jitgemm_options_t* options) {
                                o.pdl,
                                o.constant_b,
                                o.pointer_alignment,
-                               o.win_margin,
-                               static_cast<int32_t>(o.regime)};
+                               static_cast<int32_t>(o.regime),
+                               o.win_margin};
 }
 
 jitgemm_status_t jitgemm_plan_create(const jitgemm_problem_t* problem, jitgemm_plan_t* plan) {

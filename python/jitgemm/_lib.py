@@ -77,8 +77,8 @@ class Options(ctypes.Structure):
         ("pdl", ctypes.c_int32),
         ("constant_b", ctypes.c_int32),
         ("pointer_alignment", ctypes.c_int32),
-        ("win_margin", ctypes.c_double),
         ("regime", ctypes.c_int32),
+        ("win_margin", ctypes.c_double),
     ]
 
 

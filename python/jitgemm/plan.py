@@ -84,7 +84,7 @@ class Options:
                              f"got {self.regime!r}")
         return _lib.Options(BACKENDS[self.backend], TUNINGS[self.tuning], int(self.jit_enabled),
                             int(self.allow_tf32), int(self.pdl), int(self.constant_b),
-                            self.pointer_alignment, self.win_margin, REGIMES[self.regime])
+                            self.pointer_alignment, REGIMES[self.regime], self.win_margin)
 
 
 def describe_problem(p: _lib.Problem) -> str:

@@ -2,6 +2,7 @@
 // manifest round trip and cache statistics. Plans on a GPU: tests/gpu.
 #include "jitgemm/c_api.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -36,6 +37,15 @@ class CApiTest : public ::testing::Test {
   }
   std::filesystem::path dir_;
 };
+
+// The regime took the padding before win_margin: callers built against an
+// earlier header pass a struct of the same size and offsets.
+TEST(CApiLayoutTest, OptionsKeepTheirSizeAndOffsets) {
+  EXPECT_EQ(sizeof(jitgemm_options_t), 40u);
+  EXPECT_EQ(offsetof(jitgemm_options_t, pointer_alignment), 24u);
+  EXPECT_EQ(offsetof(jitgemm_options_t, regime), 28u);
+  EXPECT_EQ(offsetof(jitgemm_options_t, win_margin), 32u);
+}
 
 TEST_F(CApiTest, OptionsInitAppliesTheEnvironment) {
   jitgemm_options_t o;

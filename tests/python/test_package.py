@@ -150,6 +150,8 @@ class OptionsTest(unittest.TestCase):
     def test_the_regime_reaches_the_library(self):
         self.assertEqual(jitgemm.Options(regime="streaming").to_c().regime, 1)
         self.assertEqual(jitgemm.Options().to_c().regime, 0)
+        self.assertEqual(jitgemm.Options(win_margin=0.25).to_c().win_margin, 0.25)
+        self.assertEqual(ctypes.sizeof(_lib.Options), 40)  # the C struct's, as before the regime
 
 
 class ManifestTest(unittest.TestCase):

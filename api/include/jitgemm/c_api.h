@@ -73,8 +73,12 @@ typedef struct {
   int32_t pdl;               /* programmatic dependent launch */
   int32_t constant_b;        /* no earlier work on the stream writes B */
   int32_t pointer_alignment; /* 1, 2, 4, 8 or 16 bytes, promised for every pointer */
-  double win_margin;         /* a JIT kernel must beat cuBLAS by this fraction */
-  int32_t regime;            /* timing regime: 0 auto, 1 streaming, 2 resident */
+  /* Timing regime: 0 auto, 1 streaming, 2 resident. It takes what was padding
+   * before win_margin, so the struct's size and the other fields' offsets are
+   * those of earlier versions; a struct filled by jitgemm_options_init or
+   * zeroed reads auto. */
+  int32_t regime;
+  double win_margin; /* a JIT kernel must beat cuBLAS by this fraction */
 } jitgemm_options_t;
 
 /* Fills *options with the defaults and the environment's overrides
