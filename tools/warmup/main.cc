@@ -5,8 +5,8 @@
 //   jitgemm-warmup --arch=sm_90a [--jobs=N] [--tuning=heuristic|fast|exhaustive]
 //                  [--sms=N] [--check] m.json...
 //
-// Compiles every kernel the heuristics would consider for each problem (the
-// manifest's options, or --tuning, decide how many) into the cache named by
+// Compiles every kernel the heuristics would consider for each problem (its
+// options in the manifest, or --tuning, decide how many) into the cache named by
 // JITGEMM_CACHE_DIR (see docs/cache.md). Prints progress (a bar on a
 // terminal, plain lines otherwise) and a summary; exits 1 if anything failed.
 //
