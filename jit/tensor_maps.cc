@@ -59,12 +59,21 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
                  k = static_cast<uint64_t>(p.k);
   // K-major operands arrive as one box of 64 k x tile lines; M-/N-major ones
   // as 64 x 64 column blocks. With clusters each CTA loads its share of B.
-  const MapShape shape_a = p.a.layout == Layout::kRowMajor
-                               ? MapShape{k, m, static_cast<uint32_t>(c.block_m)}
-                               : MapShape{m, k, kBox};
+  // A K-major operand of fewer rows than the tile is boxed only as deep as
+  // the matrix (in 8-row swizzle atoms), as kernels_src/sm90/mainloop.cuh
+  // expects (kARows, kBRows): for B only without a cluster or a gate.
+  auto rows = [](int64_t extent, int tile) {
+    return static_cast<uint32_t>(extent < tile ? (extent + 7) / 8 * 8 : tile);
+  };
+  const uint32_t a_rows = rows(p.m, c.block_m);
+  const MapShape shape_a =
+      p.a.layout == Layout::kRowMajor ? MapShape{k, m, a_rows} : MapShape{m, k, kBox};
   // A gated B has 2N columns, and each CTA loads whole halves of its tile.
   const uint64_t b_cols = static_cast<uint64_t>(BColumns(p));
-  const int b_box = p.epilogue.gate != Gate::kNone ? c.block_n / 2 : c.block_n / c.cluster_m;
+  const bool gated = p.epilogue.gate != Gate::kNone;
+  const int b_box = gated ? c.block_n / 2
+                    : c.cluster_m > 1 ? c.block_n / c.cluster_m
+                                      : static_cast<int>(rows(p.n, c.block_n));
   const MapShape shape_b = p.b.layout == Layout::kColMajor
                                ? MapShape{k, b_cols, static_cast<uint32_t>(b_box)}
                                : MapShape{b_cols, k, kBox};

@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           const Work w = Works::At(item);
           const typename Sched::Tile t = Sched::Get(w.unit, rank);
           for (int kt = w.k_begin; kt < w.k_end && early < kEarly; ++kt, ++early) {
-            MbarArriveExpectTx(full(early), ML::kStageBytes);
+            MbarArriveExpectTx(full(early), ML::kLoadBytes);
             ML::LoadB(&maps.b, smem + early * ML::kStageBytes, full(early), kt, t.tile_n, t.batch,
                       rank);
           }
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
             continue;
           }
           MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
-          MbarArriveExpectTx(full(s), ML::kStageBytes);
+          MbarArriveExpectTx(full(s), ML::kLoadBytes);
           ML::Load(&maps.a, &maps.b, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.tile_n,
                    t.batch, rank);
         }

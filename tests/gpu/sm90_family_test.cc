@@ -365,6 +365,70 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
   EXPECT_EQ(ran, 6);
 }
 
+// Fewer rows than the tile: a K-major A (B) is boxed only as deep as M (N),
+// rounded up to 8 rows (mainloop.cuh's kARows, kBRows), and the stage rows
+// past it hold what earlier stages left there. Rows past M (N) must still come
+// out right (they are never stored) and every barrier must see the bytes it
+// expects: single CTAs and pairs (the second CTA's tile lies wholly past M;
+// a pair's shared B keeps its boxes), split-K through the workspace and
+// within a cluster, ping-pong, a gate, early B; M and N down to 1; a
+// column-major A (boxed as before) beside them.
+TEST_F(Sm90FamilyGpuTest, RowsFewerThanTheTileMatchFloat64ReferenceTwiceInARow) {
+  std::mt19937_64 rng(20261204);
+  struct Case {
+    int m, n, bm, bn, consumers, cluster, split;
+    bool cluster_k, ping_pong, gated, early_b, col_a;
+  };
+  const Case cases[] = {
+      {16, 520, 64, 128, 1, 1, 1, false, false, false, false, false},
+      {1, 520, 64, 128, 1, 1, 2, false, false, false, false, false},
+      {40, 520, 64, 128, 1, 2, 1, false, false, false, false, false},
+      {8, 520, 64, 128, 1, 1, 2, true, false, false, false, false},
+      {100, 520, 128, 128, 2, 1, 1, false, false, false, false, false},
+      {33, 520, 128, 128, 2, 2, 1, false, false, false, true, false},
+      {63, 520, 128, 128, 2, 1, 1, false, true, false, false, false},
+      {24, 264, 128, 256, 2, 1, 1, false, false, true, false, false},
+      {16, 520, 64, 128, 1, 1, 1, false, false, false, true, false},
+      {24, 520, 64, 128, 1, 1, 1, false, false, false, false, true},
+      {300, 24, 128, 128, 2, 1, 1, false, false, false, false, false},
+      {300, 1, 128, 64, 2, 1, 2, false, false, false, false, false},
+      {300, 100, 128, 128, 2, 1, 2, true, false, false, false, false},
+      {300, 40, 128, 128, 2, 2, 1, false, false, false, false, false},
+      {16, 8, 64, 64, 1, 1, 1, false, false, false, true, false},
+      {130, 72, 64, 96, 1, 1, 1, false, false, false, false, false},
+  };
+  int ran = 0;
+  for (const Case& t : cases) {
+    GemmProblem p = StridedBatch(t.m, t.n, 1000, ran % 2 ? 3 : 1, ran);
+    p.b.layout = Layout::kColMajor;
+    if (t.col_a) p.a.layout = Layout::kColMajor;
+    p.epilogue.bias = ran % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+    p.epilogue.activation = ran % 2 ? Activation::kGeluErf : Activation::kSilu;
+    if (t.gated) {
+      p.epilogue.gate = Gate::kHalves;
+      p.epilogue.bias = BiasMode::kPerColumn;
+      p.b.batch_stride = p.batch_count > 1 ? p.k * 2 * p.n : p.b.batch_stride;
+    } else {
+      p.epilogue.beta = ran % 3 == 2 ? 0.5f : 0.f;
+    }
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(t.bm, t.bn, t.consumers, 4, t.cluster);
+    c.split_k = t.split;
+    c.cluster_k = t.cluster_k;
+    c.ping_pong = t.ping_pong;
+    c.early_b = t.early_b;
+    c.pdl = t.early_b || ran % 2 == 0;
+    const absl::Status supported =
+        jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target);
+    ASSERT_TRUE(supported.ok()) << c.ToString() << " " << DebugString(p) << ": " << supported;
+    RunTwice(p, c, rng);
+    ++ran;
+  }
+  std::printf("rows fewer than the tile: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 16);
+}
+
 // Tiles 96, 160 and 224 columns wide (K-major B), alone and in pairs
 // multicasting B, N off the tile: 16-bit D staged with the last block
 // overlapping the one before (N = 1000) or stored from registers (N = 2100,
