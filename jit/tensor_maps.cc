@@ -71,7 +71,7 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
   // A gated B has 2N columns, and each CTA loads whole halves of its tile.
   const uint64_t b_cols = static_cast<uint64_t>(BColumns(p));
   const bool gated = p.epilogue.gate != Gate::kNone;
-  const int b_box = gated ? c.block_n / 2
+  const int b_box = gated             ? c.block_n / 2
                     : c.cluster_m > 1 ? c.block_n / c.cluster_m
                                       : static_cast<int>(rows(p.n, c.block_n));
   const MapShape shape_b = p.b.layout == Layout::kColMajor
