@@ -42,11 +42,11 @@ struct Mainloop {
   static constexpr int kBTile = kBN * kBK * 2;
   static constexpr int kStageBytes = kATile + kBTile;
   // Rows one load brings of a K-major operand with fewer rows than the tile:
-  // only as many as M (N), rounded up to the 8-row swizzle atom, so that TMA
-  // fills no rows past the matrix (that cost 5-6 us at M = 16 with 64-row
-  // tiles, docs/kernels.md); the stage's rows beyond feed only outputs past
-  // M (N), which are never stored. A B tile shared by a cluster or split into
-  // gate and up halves keeps its boxes. jit/tensor_maps.cc boxes the same way.
+  // only as many as M (N), rounded up to the 8-row swizzle atom, because TMA's
+  // zero fill of rows past the matrix is slow (docs/kernels.md, "Tiles that
+  // reach past M or N"); the stage's rows beyond feed only outputs past M (N),
+  // which are never stored. A B tile shared by a cluster or split into gate
+  // and up halves keeps its boxes. jit/tensor_maps.cc boxes the same way.
   static constexpr int kARows = kTransA == 0 && S::kM < kBM ? (S::kM + 7) / 8 * 8 : kBM;
   static constexpr bool kShortB = kTransB == 0 && !kGated && kClusterM == 1 && S::kN < kBN;
   static constexpr int kBRows = kShortB ? (S::kN + 7) / 8 * 8 : kBN;
