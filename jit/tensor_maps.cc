@@ -59,26 +59,34 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
                  k = static_cast<uint64_t>(p.k);
   // K-major operands arrive as one box of 64 k x tile lines; M-/N-major ones
   // as 64 x 64 column blocks. With clusters each CTA loads its share of B.
-  // A K-major operand of fewer rows than the tile is boxed only as deep as
-  // the matrix (in 8-row swizzle atoms), as kernels_src/sm90/mainloop.cuh
-  // expects (kARows, kBRows): for B only without a cluster or a gate.
-  auto rows = [](int64_t extent, int tile) {
-    return static_cast<uint32_t>(extent < tile ? (extent + 7) / 8 * 8 : tile);
-  };
-  const uint32_t a_rows = rows(p.m, c.block_m);
-  const MapShape shape_a =
-      p.a.layout == Layout::kRowMajor ? MapShape{k, m, a_rows} : MapShape{m, k, kBox};
+  const MapShape shape_a = p.a.layout == Layout::kRowMajor
+                               ? MapShape{k, m, static_cast<uint32_t>(c.block_m)}
+                               : MapShape{m, k, kBox};
   // A gated B has 2N columns, and each CTA loads whole halves of its tile.
   const uint64_t b_cols = static_cast<uint64_t>(BColumns(p));
   const bool gated = p.epilogue.gate != Gate::kNone;
-  const int b_box = gated             ? c.block_n / 2
-                    : c.cluster_m > 1 ? c.block_n / c.cluster_m
-                                      : static_cast<int>(rows(p.n, c.block_n));
+  const int b_box = gated ? c.block_n / 2 : c.block_n / c.cluster_m;
   const MapShape shape_b = p.b.layout == Layout::kColMajor
                                ? MapShape{k, b_cols, static_cast<uint32_t>(b_box)}
                                : MapShape{b_cols, k, kBox};
   absl::Status s = Encode(api, p.a, p.batch_count, shape_a, a, &maps->a, "A");
   if (s.ok()) s = Encode(api, p.b, p.batch_count, shape_b, b, &maps->b, "B");
+  // The last tile's boxes, as kernels_src/sm90/mainloop.cuh expects (kATail,
+  // kBTail): only as deep as the rows left, in 8-row swizzle atoms.
+  auto tail_rows = [](int64_t extent, int tile) {
+    return static_cast<uint32_t>((extent % tile + 7) / 8 * 8);
+  };
+  maps->a_tail = maps->a;
+  maps->b_tail = maps->b;
+  if (s.ok() && p.a.layout == Layout::kRowMajor && p.m % c.block_m != 0) {
+    s = Encode(api, p.a, p.batch_count, MapShape{k, m, tail_rows(p.m, c.block_m)}, a, &maps->a_tail,
+               "A");
+  }
+  if (s.ok() && p.b.layout == Layout::kColMajor && !gated && c.cluster_m == 1 &&
+      p.n % c.block_n != 0) {
+    s = Encode(api, p.b, p.batch_count, MapShape{k, b_cols, tail_rows(p.n, c.block_n)}, b,
+               &maps->b_tail, "B");
+  }
   if (s.ok() && Sm90TmaStore(p, c)) {
     s = Encode(api, p.d, p.batch_count, MapShape{n, m, kBox}, d, &maps->d, "D");
   }

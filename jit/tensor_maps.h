@@ -26,8 +26,13 @@ struct alignas(64) Sm90TensorMaps {
   CUtensorMap a;
   CUtensorMap b;
   CUtensorMap d;  // encoded only when the kernel stores D by TMA
+  // The last M (N) tile of a K-major A (B: no cluster, no gate) that reaches
+  // past the matrix: a box only as deep as the rows left (in 8-row swizzle
+  // atoms); a copy of `a` (`b`) where there is no such tile.
+  CUtensorMap a_tail;
+  CUtensorMap b_tail;
 };
-static_assert(sizeof(Sm90TensorMaps) == 384, "must match the device-side TensorMaps");
+static_assert(sizeof(Sm90TensorMaps) == 640, "must match the device-side TensorMaps");
 
 // REQUIRES: the sm90 family supports (problem, config). InvalidArgument when
 // the driver refuses a map (e.g. a pointer that is not 16-byte aligned).

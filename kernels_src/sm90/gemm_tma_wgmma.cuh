@@ -33,8 +33,9 @@
 //   kPingPong (optional)    true: two consumer warpgroups take alternate tiles,
 //                           kBlockM = 64 * (1 or 2) each (tile_scheduler.cuh);
 //                           no split-K
-// Parameters: GemmArgs, then the tensor maps of A, B and D (jit/tensor_maps.cc
-// encodes them: 3-D, dims (contiguous, strided, batch), 64-element-wide boxes).
+// Parameters: GemmArgs, then the tensor maps of A, B and D and the last M and N
+// tiles' boxes of A and B (jit/tensor_maps.cc encodes them: 3-D, dims
+// (contiguous, strided, batch), 64-element-wide boxes).
 // Launch: grid (CTAs, 1, 1) with CTAs a multiple of kClusterM and at most the
 // SM count, cluster (kClusterM, 1, 1), dynamic shared memory
 // Sm90Smem<S>::kBytes.
@@ -62,7 +63,9 @@ namespace sm90 {
 struct TensorMaps {
   TensorMap a;
   TensorMap b;
-  TensorMap d;  // used only with kTmaStore
+  TensorMap d;       // used only with kTmaStore
+  TensorMap a_tail;  // the last M tile's box (Mainloop::kATail), else unused
+  TensorMap b_tail;  // the last N tile's box (Mainloop::kBTail), else unused
 };
 
 template <class S>
@@ -169,6 +172,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     PrefetchTensorMap(&maps.a);
     PrefetchTensorMap(&maps.b);
     if (S::kTmaStore) PrefetchTensorMap(&maps.d);
+    if (ML::kATail) PrefetchTensorMap(&maps.a_tail);
+    if (ML::kBTail) PrefetchTensorMap(&maps.b_tail);
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), 1);
       MbarInit(empty(s), ML::kConsumers * S::kClusterM);
@@ -211,8 +216,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           const Work w = Works::At(item);
           const typename Sched::Tile t = Sched::Get(w.unit, rank);
           for (int kt = w.k_begin; kt < w.k_end && early < kEarly; ++kt, ++early) {
-            MbarArriveExpectTx(full(early), ML::kLoadBytes);
-            ML::LoadB(&maps.b, smem + early * ML::kStageBytes, full(early), kt, t.tile_n, t.batch,
+            MbarArriveExpectTx(full(early), ML::LoadBytes(t.tile_m, t.tile_n));
+            ML::LoadB(maps, smem + early * ML::kStageBytes, full(early), kt, t.tile_n, t.batch,
                       rank);
           }
         }
@@ -225,13 +230,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
           const int s = it % kStages;
           if (kEarlyB && it < early) {
-            ML::LoadA(&maps.a, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.batch);
+            ML::LoadA(maps, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.batch);
             continue;
           }
           MbarWait(empty(s), ((it / kStages) & 1) ^ 1);
-          MbarArriveExpectTx(full(s), ML::kLoadBytes);
-          ML::Load(&maps.a, &maps.b, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.tile_n,
-                   t.batch, rank);
+          MbarArriveExpectTx(full(s), ML::LoadBytes(t.tile_m, t.tile_n));
+          ML::Load(maps, smem + s * ML::kStageBytes, full(s), kt, t.tile_m, t.tile_n, t.batch,
+                   rank);
         }
       }
       if (S::kClusterM > 1) {

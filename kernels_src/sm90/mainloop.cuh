@@ -41,17 +41,27 @@ struct Mainloop {
   static constexpr int kATile = kBM * kBK * 2;
   static constexpr int kBTile = kBN * kBK * 2;
   static constexpr int kStageBytes = kATile + kBTile;
-  // Rows one load brings of a K-major operand with fewer rows than the tile:
-  // only as many as M (N), rounded up to the 8-row swizzle atom, because TMA's
-  // zero fill of rows past the matrix is slow (docs/kernels.md, "Tiles that
-  // reach past M or N"); the stage's rows beyond feed only outputs past M (N),
-  // which are never stored. A B tile shared by a cluster or split into gate
-  // and up halves keeps its boxes. jit/tensor_maps.cc boxes the same way.
-  static constexpr int kARows = kTransA == 0 && S::kM < kBM ? (S::kM + 7) / 8 * 8 : kBM;
-  static constexpr bool kShortB = kTransB == 0 && !kGated && kClusterM == 1 && S::kN < kBN;
-  static constexpr int kBRows = kShortB ? (S::kN + 7) / 8 * 8 : kBN;
-  // Bytes that land on a stage's "full" barrier.
-  static constexpr int kLoadBytes = (kARows + kBRows) * kBK * 2;
+  // The last tile of a K-major A (B) that reaches past M (N) loads through a
+  // second tensor map, whose box is only as deep as the rows left, rounded up
+  // to the 8-row swizzle atom, because TMA's zero fill of rows past the matrix
+  // is slow (docs/kernels.md, "Tiles that reach past M or N"). The stage's
+  // rows beyond feed only outputs past M (N), which are never stored. A B tile
+  // shared by a cluster or split into gate and up halves keeps its boxes.
+  // jit/tensor_maps.cc encodes the same boxes.
+  static constexpr int kTilesM = (S::kM + kBM - 1) / kBM;
+  static constexpr int kTilesN = (S::kN + kBN - 1) / kBN;
+  static constexpr bool kATail = kTransA == 0 && S::kM % kBM != 0;
+  static constexpr int kATailRows = (S::kM % kBM + 7) / 8 * 8;
+  static constexpr bool kBTail = kTransB == 0 && !kGated && kClusterM == 1 && S::kN % kBN != 0;
+  static constexpr int kBTailRows = (S::kN % kBN + 7) / 8 * 8;
+  // Tiles of a cluster wholly past M take the tail box too.
+  __device__ __forceinline__ static bool ATail(int tm) { return kATail && tm >= kTilesM - 1; }
+  __device__ __forceinline__ static bool BTail(int tn) { return kBTail && tn == kTilesN - 1; }
+  // Bytes that land on a stage's "full" barrier for tile (tm, tn).
+  __device__ __forceinline__ static unsigned LoadBytes(int tm, int tn) {
+    return static_cast<unsigned>(((ATail(tm) ? kATailRows : kBM) + (BTail(tn) ? kBTailRows : kBN)) *
+                                 kBK * 2);
+  }
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
   static constexpr int kBlock = 64 * kBK * 2;  // one 64-element column block, 8 KB
   static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
@@ -78,20 +88,23 @@ struct Mainloop {
   }
 
   // One thread: fills stage `s` with k slice `kt` of tile (tm, tn) of `batch`.
-  __device__ __forceinline__ static void Load(const TensorMap* map_a, const TensorMap* map_b,
-                                              unsigned stage, unsigned full, int kt, int tm, int tn,
-                                              int batch, unsigned rank) {
-    LoadA(map_a, stage, full, kt, tm, batch);
-    LoadB(map_b, stage, full, kt, tn, batch, rank);
+  // `maps` holds a, b, a_tail and b_tail (gemm_tma_wgmma.cuh, TensorMaps).
+  template <class Maps>
+  __device__ __forceinline__ static void Load(const Maps& maps, unsigned stage, unsigned full,
+                                              int kt, int tm, int tn, int batch, unsigned rank) {
+    LoadA(maps, stage, full, kt, tm, batch);
+    LoadB(maps, stage, full, kt, tn, batch, rank);
   }
 
   // The A half of Load.
-  __device__ __forceinline__ static void LoadA(const TensorMap* map_a, unsigned stage,
-                                               unsigned full, int kt, int tm, int batch) {
+  template <class Maps>
+  __device__ __forceinline__ static void LoadA(const Maps& maps, unsigned stage, unsigned full,
+                                               int kt, int tm, int batch) {
+    const TensorMap* map_a = &maps.a;
     const int ba = BatchCoord<S::kStrideA>(batch);
     const int k0 = kt * kBK;
     if (kTransA == 0) {
-      TmaLoad3d(stage, map_a, full, k0, tm * kBM, ba);
+      TmaLoad3d(stage, ATail(tm) ? &maps.a_tail : map_a, full, k0, tm * kBM, ba);
     } else {
 #pragma unroll
       for (int c = 0; c < kBM / 64; ++c) {
@@ -102,9 +115,10 @@ struct Mainloop {
 
   // The B half of Load: this CTA's share of the B tile, multicast to the
   // cluster.
-  __device__ __forceinline__ static void LoadB(const TensorMap* map_b, unsigned stage,
-                                               unsigned full, int kt, int tn, int batch,
-                                               unsigned rank) {
+  template <class Maps>
+  __device__ __forceinline__ static void LoadB(const Maps& maps, unsigned stage, unsigned full,
+                                               int kt, int tn, int batch, unsigned rank) {
+    const TensorMap* map_b = &maps.b;
     const int bb = BatchCoord<S::kStrideB>(batch);
     const int k0 = kt * kBK;
     const unsigned b_stage = stage + kATile;
@@ -117,7 +131,7 @@ struct Mainloop {
       constexpr int kRows = kBN / kClusterM;
       const unsigned dst = b_stage + rank * kRows * kBK * 2;
       if (kClusterM == 1) {
-        TmaLoad3d(dst, map_b, full, k0, BColumn(tn, 0), bb);
+        TmaLoad3d(dst, BTail(tn) ? &maps.b_tail : map_b, full, k0, BColumn(tn, 0), bb);
       } else {
         TmaLoad3dMulticast(dst, map_b, full, kMask, k0, BColumn(tn, rank * kRows), bb);
       }

@@ -365,15 +365,16 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
   EXPECT_EQ(ran, 6);
 }
 
-// Fewer rows than the tile: a K-major A (B) is boxed only as deep as M (N),
-// rounded up to 8 rows (mainloop.cuh's kARows, kBRows), and the stage rows
-// past it hold what earlier stages left there. Rows past M (N) must still come
-// out right (they are never stored) and every barrier must see the bytes it
-// expects: single CTAs and pairs (the second CTA's tile lies wholly past M;
-// a pair's shared B keeps its boxes), split-K through the workspace and
-// within a cluster, ping-pong, a gate, early B; M and N down to 1; a
-// column-major A (boxed as before) beside them.
-TEST_F(Sm90FamilyGpuTest, RowsFewerThanTheTileMatchFloat64ReferenceTwiceInARow) {
+// Tiles that reach past M or N: the last tile of a K-major A (B) loads
+// through a box only as deep as the rows left, rounded up to 8 (mainloop.cuh,
+// kATail / kBTail), and the stage rows past it hold what earlier stages left
+// there. Rows past M (N) must still come out right (they are never stored) and
+// every barrier must see the bytes it expects: one tile or several, single
+// CTAs and pairs (a pair's second tile may lie wholly past M; a pair's shared
+// B keeps its boxes), split-K through the workspace and within a cluster,
+// ping-pong, a gate, early B; M and N down to 1; a column-major A (boxed as
+// before) beside them.
+TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
   std::mt19937_64 rng(20261204);
   struct Case {
     int m, n, bm, bn, consumers, cluster, split;
@@ -396,6 +397,12 @@ TEST_F(Sm90FamilyGpuTest, RowsFewerThanTheTileMatchFloat64ReferenceTwiceInARow) 
       {300, 40, 128, 128, 2, 2, 1, false, false, false, false, false},
       {16, 8, 64, 64, 1, 1, 1, false, false, false, true, false},
       {130, 72, 64, 96, 1, 1, 1, false, false, false, false, false},
+      {200, 520, 64, 128, 1, 1, 1, false, false, false, false, false},
+      {300, 1000, 128, 128, 2, 2, 1, false, false, false, false, false},
+      {129, 1000, 128, 128, 2, 1, 2, true, false, false, false, false},
+      {200, 300, 64, 256, 1, 1, 1, false, false, false, true, false},
+      {200, 264, 128, 256, 2, 1, 1, false, false, true, false, false},
+      {300, 520, 128, 128, 2, 1, 1, false, true, false, false, false},
   };
   int ran = 0;
   for (const Case& t : cases) {
@@ -425,8 +432,8 @@ TEST_F(Sm90FamilyGpuTest, RowsFewerThanTheTileMatchFloat64ReferenceTwiceInARow) 
     RunTwice(p, c, rng);
     ++ran;
   }
-  std::printf("rows fewer than the tile: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 16);
+  std::printf("tiles past M or N: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 22);
 }
 
 // Tiles 96, 160 and 224 columns wide (K-major B), alone and in pairs
