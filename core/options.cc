@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "core/option_names.h"
 
 namespace jitgemm {
 namespace {
@@ -19,20 +20,13 @@ Options Options::FromEnvironment() {
   Options o;
   const std::string jit = Env("JITGEMM_JIT");
   if (jit == "off" || jit == "0" || jit == "false") o.jit_enabled = false;
-  const std::string backend = Env("JITGEMM_BACKEND");
-  if (backend == "jit") o.backend = BackendPolicy::kJitOnly;
-  if (backend == "cublas") o.backend = BackendPolicy::kCublasOnly;
-  const std::string tuning = Env("JITGEMM_TUNING");
-  if (tuning == "fast") o.tuning = TuningPolicy::kFast;
-  if (tuning == "exhaustive") o.tuning = TuningPolicy::kExhaustive;
-  if (tuning == "heuristic") o.tuning = TuningPolicy::kHeuristic;
+  if (auto backend = ParseBackendPolicy(Env("JITGEMM_BACKEND"))) o.backend = *backend;
+  if (auto tuning = ParseTuningPolicy(Env("JITGEMM_TUNING"))) o.tuning = *tuning;
   const std::string pdl = Env("JITGEMM_PDL");
   if (pdl == "0" || pdl == "off" || pdl == "false") o.pdl = false;
   const std::string constant_b = Env("JITGEMM_CONSTANT_B");
   if (constant_b == "1" || constant_b == "on" || constant_b == "true") o.constant_b = true;
-  const std::string regime = Env("JITGEMM_REGIME");
-  if (regime == "streaming") o.regime = TimingRegime::kStreaming;
-  if (regime == "resident") o.regime = TimingRegime::kResident;
+  if (auto regime = ParseTimingRegime(Env("JITGEMM_REGIME"))) o.regime = *regime;
   if (const char* arch = std::getenv("JITGEMM_ARCH"); arch && *arch) o.arch = arch;
   return o;
 }

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/json_fields.h"
+#include "core/option_names.h"
 #include "core/options_signature.h"
 
 namespace jitgemm {
@@ -136,49 +137,29 @@ void ParseOptions(Reader& r, const json& o, const std::string& path, Options* ou
   if (!(out->win_margin >= 0.0 && out->win_margin < 1.0)) {
     r.Fail(path + ".win_margin", "a number in [0, 1)");
   }
-  if (tuning == "heuristic")
-    out->tuning = TuningPolicy::kHeuristic;
-  else if (tuning == "fast")
-    out->tuning = TuningPolicy::kFast;
-  else if (tuning == "exhaustive")
-    out->tuning = TuningPolicy::kExhaustive;
-  else if (!tuning.empty())
-    r.Fail(path + ".tuning", "heuristic, fast or exhaustive");
-  if (backend == "jit")
-    out->backend = BackendPolicy::kJitOnly;
-  else if (backend == "cublas")
-    out->backend = BackendPolicy::kCublasOnly;
-  else if (backend == "auto")
-    out->backend = BackendPolicy::kAuto;
-  else if (!backend.empty())
-    r.Fail(path + ".backend", "auto, jit or cublas");
-  if (regime == "streaming")
-    out->regime = TimingRegime::kStreaming;
-  else if (regime == "resident")
-    out->regime = TimingRegime::kResident;
-  else if (regime == "auto")
-    out->regime = TimingRegime::kAuto;
-  else if (!regime.empty())
-    r.Fail(path + ".regime", "auto, streaming or resident");
+  // A field left out keeps what `out` had; a name not in core/option_names.h fails.
+  auto set = [&](const std::string& text, const char* field, auto parse, auto* value,
+                 const char* names) {
+    if (text.empty()) return;
+    if (auto v = parse(text)) {
+      *value = *v;
+    } else {
+      r.Fail(path + "." + field, names);
+    }
+  };
+  set(tuning, "tuning", ParseTuningPolicy, &out->tuning, "heuristic, fast or exhaustive");
+  set(backend, "backend", ParseBackendPolicy, &out->backend, "auto, jit or cublas");
+  set(regime, "regime", ParseTimingRegime, &out->regime, "auto, streaming or resident");
 }
 
 json OptionsJson(const Options& o) {
-  const char* tuning = o.tuning == TuningPolicy::kFast         ? "fast"
-                       : o.tuning == TuningPolicy::kExhaustive ? "exhaustive"
-                                                               : "heuristic";
-  const char* backend = o.backend == BackendPolicy::kJitOnly      ? "jit"
-                        : o.backend == BackendPolicy::kCublasOnly ? "cublas"
-                                                                  : "auto";
-  const char* regime = o.regime == TimingRegime::kStreaming  ? "streaming"
-                       : o.regime == TimingRegime::kResident ? "resident"
-                                                             : "auto";
-  return {{"tuning", tuning},
-          {"backend", backend},
+  return {{"tuning", TuningPolicyName(o.tuning)},
+          {"backend", BackendPolicyName(o.backend)},
           {"pdl", o.pdl},
           {"constant_b", o.constant_b},
           {"allow_tf32", o.allow_tf32},
           {"pointer_alignment", o.pointer_alignment},
-          {"regime", regime},
+          {"regime", TimingRegimeName(o.regime)},
           {"win_margin", o.win_margin}};
 }
 

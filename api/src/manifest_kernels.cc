@@ -7,6 +7,7 @@
 #include "api/src/manifest.h"
 #include "backends/cublas_mapping.h"
 #include "backends/elementwise_epilogue.h"
+#include "core/option_names.h"
 #include "core/problem_signature.h"
 #include "core/status_macros.h"
 #include "jit/candidates.h"
@@ -45,9 +46,7 @@ absl::StatusOr<TargetArch> ResolveTarget(const std::string& arch, int sms) {
 
 absl::StatusOr<std::optional<TuningPolicy>> ParseTuningOverride(const std::string& text) {
   if (text.empty()) return std::optional<TuningPolicy>();
-  if (text == "heuristic") return std::optional<TuningPolicy>(TuningPolicy::kHeuristic);
-  if (text == "fast") return std::optional<TuningPolicy>(TuningPolicy::kFast);
-  if (text == "exhaustive") return std::optional<TuningPolicy>(TuningPolicy::kExhaustive);
+  if (auto tuning = ParseTuningPolicy(text)) return tuning;
   return absl::InvalidArgumentError(
       absl::StrCat("--tuning must be heuristic, fast or exhaustive, not '", text, "'"));
 }

@@ -31,6 +31,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/option_names.h"
 #include "jitgemm/options.h"
 #include "jitgemm/problem.h"
 #include "tools/bench/chain.h"
@@ -162,13 +163,8 @@ int Main(int argc, char** argv) {
   }
   config.plan_options = Options::FromEnvironment();
   const std::string tuning = absl::AsciiStrToLower(absl::GetFlag(FLAGS_tuning));
-  if (tuning == "heuristic") {
-    config.tuning = TuningPolicy::kHeuristic;
-  } else if (tuning == "fast") {
-    config.tuning = TuningPolicy::kFast;
-  } else if (tuning == "exhaustive") {
-    config.tuning = TuningPolicy::kExhaustive;
-  } else if (!tuning.empty()) {
+  if (!tuning.empty()) config.tuning = ParseTuningPolicy(tuning);
+  if (!tuning.empty() && !config.tuning.has_value()) {
     std::fprintf(stderr, "jitgemm-bench: --tuning: '%s' is not heuristic, fast or exhaustive\n",
                  tuning.c_str());
     return kExitUsage;
