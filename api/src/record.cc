@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -59,10 +60,9 @@ absl::Status AppendToManifest(const std::string& path, const GemmProblem& proble
       present = present || RecordSignature(e.problem, manifest.OptionsOf(e)) == signature;
     }
     if (!present) {
-      manifest.problems.push_back({DebugString(problem), problem, options});
-      if (OptionsSignature(options) == OptionsSignature(manifest.options)) {
-        manifest.problems.back().options.reset();
-      }
+      std::optional<Options> own;
+      if (OptionsSignature(options) != OptionsSignature(manifest.options)) own = options;
+      manifest.problems.push_back({DebugString(problem), problem, own});
       const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
       std::ofstream out(tmp, std::ios::trunc);
       out << ManifestToJson(manifest) << "\n";
