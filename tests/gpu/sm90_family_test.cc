@@ -21,6 +21,7 @@
 #include "core/problem_signature.h"
 #include "gtest/gtest.h"
 #include "jit/driver_api.h"
+#include "jit/families/sm90.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "support/gpu_env.h"
@@ -374,6 +375,61 @@ TEST_F(Sm90FamilyGpuTest, ClusterSplitsMatchFloat64ReferenceTwiceInARow) {
 // B keeps its boxes), split-K through the workspace and within a cluster,
 // ping-pong, a gate, early B; M and N down to 1; a column-major A (boxed as
 // before) beside them.
+// The tensor maps carry the operands' addresses, so they are encoded for
+// each run's pointers: runs that alternate operand sets, or change only D,
+// must each read and write their own tensors (and would catch a cache of
+// maps that keyed on too little). 200 x 520 in 64 x 128 tiles has A, B and
+// D maps and both tail boxes.
+TEST_F(Sm90FamilyGpuTest, RunsOverChangingPointersUseTheirOwnTensors) {
+  std::mt19937_64 rng(20261205);
+  GemmProblem p = StridedBatch(200, 520, 256, 1, 1);
+  p.b.layout = Layout::kColMajor;
+  p = Canonicalize(p);
+  ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+  const jit::KernelConfig c = jit::Sm90Config(64, 128, 1, 4, 1);
+  ASSERT_TRUE(jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target).ok());
+  ASSERT_TRUE(jit::Sm90TmaStore(p, c));
+  Options options;
+  bool compiled = false;
+  auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  Buffer a[2], b[2], d[3];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(a[i].Allocate(p.m * p.k * 2, 0), cudaSuccess);
+    ASSERT_EQ(b[i].Allocate(p.n * p.k * 2, 0), cudaSuccess);
+    a[i].FillRandom(p.a.type, rng);
+    b[i].FillRandom(p.b.type, rng);
+    CUDA_OK(a[i].Upload());
+    CUDA_OK(b[i].Upload());
+  }
+  for (Buffer& x : d) ASSERT_EQ(x.Allocate(p.m * p.n * 2, 0), cudaSuccess);
+  struct Step {
+    int a, b, d;
+  };
+  const Step steps[] = {{0, 0, 0}, {1, 1, 1}, {0, 0, 0}, {0, 0, 2},
+                        {0, 1, 2}, {1, 0, 2}, {1, 0, 2}};
+  for (const Step& step : steps) {
+    for (Buffer& x : d) CUDA_OK(x.Poison());
+    ASSERT_TRUE(
+        (*backend)
+            ->Run({a[step.a].device, b[step.b].device, nullptr, d[step.d].device, nullptr}, nullptr)
+            .ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    const auto ref =
+        ReferenceGemm(p, a[step.a].host.data(), b[step.b].host.data(), nullptr, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      CUDA_OK(d[i].Download());
+      if (i == step.d) {
+        EXPECT_LT(RelativeError(p, d[i].host.data(), ref), Tolerance(p))
+            << "a" << step.a << " b" << step.b << " d" << step.d;
+      } else {
+        EXPECT_EQ(d[i].host[0], 0xff) << "d" << i << " written by a run into d" << step.d;
+        EXPECT_EQ(d[i].host.back(), 0xff) << "d" << i << " written by a run into d" << step.d;
+      }
+    }
+  }
+}
+
 TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
   std::mt19937_64 rng(20261204);
   struct Case {
