@@ -17,6 +17,15 @@ struct MapShape {
   uint32_t box_lines;   // lines per box
 };
 
+// Whether every line of the operand starts on a 128-byte boundary. Lines that
+// do not make each 128-byte box row straddle two, and promoting those reads
+// to 256 bytes cost the kernels 8-12% more than promoting them to 128
+// (docs/kernels.md, "Rows off 128-byte lines").
+bool OnLines(uint64_t line_bytes, const void* base, uint64_t batch_stride_bytes) {
+  return line_bytes % 128 == 0 && reinterpret_cast<uintptr_t>(base) % 128 == 0 &&
+         batch_stride_bytes % 128 == 0;
+}
+
 absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count,
                     const MapShape& shape, const void* base, CUtensorMap* map, const char* name) {
   const uint64_t esize = static_cast<uint64_t>(DataTypeSize(op.type));
@@ -38,7 +47,10 @@ absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count
                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = api.cuTensorMapEncodeTiled(
       map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      OnLines(line, base, batches > 1 ? static_cast<uint64_t>(stride) * esize : 0)
+          ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+          : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     const char* msg = "unknown error";

@@ -6,6 +6,8 @@
 // Every map is 3-D: (contiguous dimension, strided dimension, batch), with
 // 128-byte swizzle and 64-element-wide boxes; reads past an edge return zeros
 // and stores past an edge are dropped, so tiles need not divide the problem.
+// Reads are promoted to 256-byte L2 requests, or 128 where the operand's lines
+// are off 128-byte boundaries.
 // Encoding is host-only work (no device call, allocation or sync), which
 // keeps Plan::Run safe inside stream capture.
 //

@@ -434,7 +434,7 @@ TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
   std::mt19937_64 rng(20261204);
   struct Case {
     int m, n, bm, bn, consumers, cluster, split;
-    bool cluster_k, ping_pong, gated, early_b, col_a;
+    bool cluster_k, ping_pong, gated, early_b, col_a, row_b = false;
   };
   const Case cases[] = {
       {16, 520, 64, 128, 1, 1, 1, false, false, false, false, false},
@@ -459,12 +459,25 @@ TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
       {200, 300, 64, 256, 1, 1, 1, false, false, false, true, false},
       {200, 264, 128, 256, 2, 1, 1, false, false, true, false, false},
       {300, 520, 128, 128, 2, 1, 1, false, true, false, false, false},
+      // M-major A and N-major B, which keep whole 64-column blocks: rows past
+      // M or N lie inside the blocks' lines or fill whole blocks.
+      {136, 296, 128, 256, 2, 1, 1, false, false, false, false, true, true},
+      {200, 520, 64, 128, 1, 2, 1, false, false, false, false, true, false},
+      {72, 264, 128, 128, 1, 1, 1, false, false, false, false, true, false},
+      {120, 100, 64, 64, 1, 1, 2, false, false, false, false, true, false},
+      {304, 72, 128, 128, 2, 1, 1, false, true, false, false, true, true},
+      {1000, 200, 128, 128, 2, 1, 1, false, false, false, true, true, false},
+      {136, 1000, 128, 128, 2, 1, 2, true, false, false, false, true, false},
+      {40, 520, 64, 128, 1, 2, 1, false, false, false, false, true, true},
+      {56, 56, 128, 128, 2, 1, 2, true, false, false, true, true, true},
+      {200, 520, 64, 128, 1, 1, 2, false, false, false, false, false, true},
   };
   int ran = 0;
   for (const Case& t : cases) {
     GemmProblem p = StridedBatch(t.m, t.n, 1000, ran % 2 ? 3 : 1, ran);
     p.b.layout = Layout::kColMajor;
     if (t.col_a) p.a.layout = Layout::kColMajor;
+    if (t.row_b) p.b.layout = Layout::kRowMajor;
     p.epilogue.bias = ran % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
     p.epilogue.activation = ran % 2 ? Activation::kGeluErf : Activation::kSilu;
     if (t.gated) {
@@ -489,7 +502,7 @@ TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
     ++ran;
   }
   std::printf("tiles past M or N: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 22);
+  EXPECT_EQ(ran, 32);
 }
 
 // Tiles 96, 160 and 224 columns wide (K-major B), alone and in pairs
