@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +27,9 @@
 #include "jit/driver_api.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
+#include "jit/kernel_store.h"
 #include "jit/launcher.h"
+#include "jit/specializer.h"
 #include "jitgemm/plan.h"
 #include "support/gpu_env.h"
 #include "support/reference.h"
@@ -97,6 +100,30 @@ inline double Tolerance(const GemmProblem& p) {
   if (p.d.type == DataType::kBF16) return 1.6e-2;
   if (p.d.type == DataType::kF16) return 4e-3;
   return 1e-3;
+}
+
+// Compiles the kernels of `jobs` (problem, config) into the process's kernel
+// store on every core, as JitBackend::Create would specialise them with
+// default options, so that a test's serial loop of Create and run finds each
+// one compiled. Failures are left for Create to report.
+inline void CompileInParallel(const std::vector<std::pair<GemmProblem, jit::KernelConfig>>& jobs,
+                              const jit::DeviceContext& device) {
+  const int alignment = Options().pointer_alignment;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const unsigned threads = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < jobs.size(); i = next++) {
+        const auto& [problem, config] = jobs[i];
+        if (!jit::GetFamily(config.family).Supports(problem, config, device.target).ok()) continue;
+        const jit::KernelSource source =
+            jit::SpecializeFor(problem, config, device.target, alignment);
+        (void)jit::KernelStore::Global().GetBinary(source, device.arch);
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
 }
 
 // Runs one case; returns an empty string on success, else what went wrong.

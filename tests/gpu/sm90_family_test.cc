@@ -214,9 +214,11 @@ void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count
   const jit::DeviceContext* device = &device_;
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm90);
   count = EnvInt(env, count);
+  // Problems and operands draw from separate generators, so that every
+  // problem is known before the first runs and all compile at once.
   std::mt19937_64 rng(gated ? 20261125 : 20261124);
-  int ran = 0, failures = 0, gated_run = 0;
-  std::set<std::string> configs;
+  std::mt19937_64 data_rng(gated ? 20261205 : 20261204);
+  std::vector<std::pair<GemmProblem, jit::KernelConfig>> jobs;
   for (int i = 0; i < count; ++i) {
     const GemmProblem p = RandomProblem(rng, i, gated);
     ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
@@ -227,13 +229,20 @@ void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count
     }
     jit::KernelConfig config = all[static_cast<size_t>(i) % all.size()];
     config.pdl = i % 2 == 0;
+    jobs.emplace_back(p, config);
+  }
+  CompileInParallel(jobs, *device);
+  int ran = 0, failures = 0, gated_run = 0;
+  std::set<std::string> configs;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& [p, config] = jobs[i];
     Options options;
     bool compiled = false;
     auto backend = JitBackend::Create(p, config, options, *device, &compiled);
     ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
     configs.insert(config.ToString());
     if (p.epilogue.gate != Gate::kNone) ++gated_run;
-    const std::string err = RunOne(p, **backend, rng);
+    const std::string err = RunOne(p, **backend, data_rng);
     ++ran;
     if (!err.empty()) {
       ++failures;
@@ -677,6 +686,7 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
   std::mt19937_64 rng(20261127);
   const int every = std::max(1, EnvInt("JITGEMM_SM90_WIDE_EVERY", 1));
   int ran = 0, refused = 0, index = 0;
+  std::vector<std::pair<GemmProblem, jit::KernelConfig>> jobs;
   // {m, n, k, batch}: 1, 3 and 9 k slices.
   for (const auto& [m, n, k, batch] : {std::tuple{130, 520, 64, 64}, std::tuple{300, 520, 136, 24},
                                        std::tuple{512, 520, 520, 4}}) {
@@ -696,21 +706,24 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
           ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
           jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, stages, cluster);
           c.pdl = index % 2 == 0;
-          Options options;
-          bool compiled = false;
-          auto backend = JitBackend::Create(p, c, options, device_, &compiled);
-          if (!backend.ok()) {  // more shared memory than a CTA has
-            ASSERT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument)
-                << c.ToString() << ": " << backend.status();
-            ++refused;
-            continue;
-          }
-          ++ran;
-          EXPECT_EQ(RunOne(p, **backend, rng), "")
-              << DebugString(p) << " " << (*backend)->Describe();
+          jobs.emplace_back(p, c);
         }
       }
     }
+  }
+  CompileInParallel(jobs, device_);
+  for (const auto& [p, c] : jobs) {
+    Options options;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, c, options, device_, &compiled);
+    if (!backend.ok()) {  // more shared memory than a CTA has
+      ASSERT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument)
+          << c.ToString() << ": " << backend.status();
+      ++refused;
+      continue;
+    }
+    ++ran;
+    EXPECT_EQ(RunOne(p, **backend, rng), "") << DebugString(p) << " " << (*backend)->Describe();
   }
   std::printf("wide tiles: %d configs run, %d refused\n", ran, refused);
   EXPECT_GE(ran, 90 / every);
