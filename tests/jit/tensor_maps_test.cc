@@ -108,6 +108,26 @@ TEST_F(TensorMapsTest, TilesPastMOrNGetBoxesAsDeepAsTheRowsLeft) {
   EXPECT_EQ(Calls()[2].box[1], 8u);
 }
 
+TEST_F(TensorMapsTest, MOrNMajorOperandsArriveIn64By64BlocksAndGatedBInHalves) {
+  GemmProblem p = MakeGemm(200, 520, 1024, DataType::kBF16);
+  p.a.layout = Layout::kColMajor;  // M-major
+  p = Canonicalize(p);             // B row-major: N-major
+  ASSERT_ENCODES(Encode(p, Sm90Config(64, 128, 1, 4, 1)));
+  ASSERT_EQ(Calls().size(), 3u);        // A, B, D: M-/N-major operands get no tail boxes
+  EXPECT_EQ(Calls()[0].dims[0], 200u);  // M contiguous
+  EXPECT_EQ(Calls()[0].dims[1], 1024u);
+  EXPECT_EQ(Calls()[0].box[1], 64u);
+  EXPECT_EQ(Calls()[1].dims[0], 520u);  // N contiguous
+  EXPECT_EQ(Calls()[1].box[1], 64u);
+  // A gated B of 2N columns, K-major: one box per half of the tile.
+  Calls().clear();
+  GemmProblem gated = Linear(256, 512, 1024);
+  gated.epilogue.gate = Gate::kHalves;
+  ASSERT_ENCODES(Encode(gated, Sm90Config(128, 256, 2, 4, 1)));
+  EXPECT_EQ(Calls()[1].dims[1], 1024u);  // 2N rows of the K-major B
+  EXPECT_EQ(Calls()[1].box[1], 128u);
+}
+
 TEST_F(TensorMapsTest, LinesOff128BytesArePromotedTo128BytesOnly) {
   GemmProblem p = Linear(256, 512, 1024);
   p.a.ld = 1032;  // 2064-byte lines
