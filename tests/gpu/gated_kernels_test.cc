@@ -103,11 +103,14 @@ void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* e
   const jit::KernelFamily& family = jit::GetFamily(family_id);
   const bool small_m = family_id == jit::Family::kSmallM;
   count = EnvInt(env, count);
+  // Cases and operands draw from separate generators, so that every case is
+  // known before the first runs and all compile at once.
   std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", seed));
-  int ran = 0, failures = 0, splits = 0, early = 0;
-  std::set<std::string> configs;
+  std::mt19937_64 data_rng(EnvInt("JITGEMM_TEST_SEED", seed) + 1);
+  std::vector<Case> cases;
+  std::vector<CompileJob> jobs;
   for (int i = 0; i < count; ++i) {
-    const Case c = GatedCase(rng, i, small_m);
+    Case c = GatedCase(rng, i, small_m);
     const GemmProblem& p = c.problem;
     const auto all = family.Candidates(p, device->target, TuningPolicy::kExhaustive);
     ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no config";
@@ -116,6 +119,16 @@ void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* e
     // Early weights: what a plan makes of the constant_b promise under PDL.
     if (small_m && config.pdl && i % 4 == 0) config.early_b = true;
     if (!family.Supports(p, config, device->target).ok()) config.early_b = false;
+    jobs.push_back({p, config, c.options.pointer_alignment});
+    cases.push_back(std::move(c));
+  }
+  CompileInParallel(jobs, *device);
+  int ran = 0, failures = 0, splits = 0, early = 0;
+  std::set<std::string> configs;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const GemmProblem& p = c.problem;
+    const jit::KernelConfig& config = jobs[i].config;
     bool compiled = false;
     auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
     ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
@@ -123,7 +136,7 @@ void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* e
     if (config.split_k > 1) ++splits;
     if (config.early_b) ++early;
     const std::string err = RunCase(
-        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, data_rng);
     ++ran;
     if (!err.empty()) {
       ++failures;

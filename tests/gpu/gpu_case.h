@@ -102,23 +102,34 @@ inline double Tolerance(const GemmProblem& p) {
   return 1e-3;
 }
 
-// Compiles the kernels of `jobs` (problem, config) into the process's kernel
-// store on every core, as JitBackend::Create would specialise them with
-// default options, so that a test's serial loop of Create and run finds each
-// one compiled. Failures are left for Create to report.
-inline void CompileInParallel(const std::vector<std::pair<GemmProblem, jit::KernelConfig>>& jobs,
+// A kernel a test will create: JitBackend::Create specialises (problem,
+// config) for the options' pointer alignment.
+struct CompileJob {
+  GemmProblem problem;
+  jit::KernelConfig config;
+  int pointer_alignment = Options().pointer_alignment;
+};
+
+// Compiles the kernels of `jobs` into the process's kernel store on every
+// core, so that a test's serial loop of Create and run finds each one
+// compiled. Unsupported configs are skipped and failures left for Create to
+// report.
+inline void CompileInParallel(const std::vector<CompileJob>& jobs,
                               const jit::DeviceContext& device) {
-  const int alignment = Options().pointer_alignment;
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   const unsigned threads = std::max(2u, std::thread::hardware_concurrency());
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < jobs.size(); i = next++) {
-        const auto& [problem, config] = jobs[i];
-        if (!jit::GetFamily(config.family).Supports(problem, config, device.target).ok()) continue;
+        const CompileJob& job = jobs[i];
+        if (!jit::GetFamily(job.config.family)
+                 .Supports(job.problem, job.config, device.target)
+                 .ok()) {
+          continue;
+        }
         const jit::KernelSource source =
-            jit::SpecializeFor(problem, config, device.target, alignment);
+            jit::SpecializeFor(job.problem, job.config, device.target, job.pointer_alignment);
         (void)jit::KernelStore::Global().GetBinary(source, device.arch);
       }
     });

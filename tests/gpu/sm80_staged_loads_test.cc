@@ -107,24 +107,37 @@ class Sm80StagedLoadsGpuTest : public GpuDeviceTest {};
 TEST_F(Sm80StagedLoadsGpuTest, RandomProblemsMatchFloat64Reference) {
   const jit::KernelFamily& family = jit::GetFamily(jit::Family::kSm80);
   const int count = EnvInt("JITGEMM_SM80_STAGED_PROBLEMS", 120);
-  std::mt19937_64 rng(EnvInt("JITGEMM_TEST_SEED", 20261127));
-  int ran = 0, failures = 0, splits = 0, index = 0;
-  std::set<std::string> configs;
-  while (ran < count) {
-    const Case c = StagedCase(rng, index++);
+  // Cases and operands draw from separate generators, so that every case is
+  // known before the first runs and all compile at once.
+  const int seed = EnvInt("JITGEMM_TEST_SEED", 20261127);
+  std::mt19937_64 rng(seed), data_rng(seed + 1);
+  std::vector<Case> cases;
+  std::vector<CompileJob> jobs;
+  for (int index = 0; static_cast<int>(cases.size()) < count;) {
+    Case c = StagedCase(rng, index++);
     const GemmProblem& p = c.problem;
     if (!RowsOnTwoBytes(p, c.options.pointer_alignment).any()) continue;
     const auto all = family.Candidates(p, device_.target, TuningPolicy::kExhaustive);
     ASSERT_FALSE(all.empty()) << c.tag << " " << DebugString(p) << ": no config";
     jit::KernelConfig config = all[static_cast<size_t>(index) % all.size()];
     config.pdl = index % 2 == 0 && device_.target.sm >= 90;
+    jobs.push_back({p, config, c.options.pointer_alignment});
+    cases.push_back(std::move(c));
+  }
+  CompileInParallel(jobs, device_);
+  int ran = 0, failures = 0, splits = 0;
+  std::set<std::string> configs;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const GemmProblem& p = c.problem;
+    const jit::KernelConfig& config = jobs[i].config;
     bool compiled = false;
     auto backend = JitBackend::Create(p, config, c.options, device_, &compiled);
     ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
     configs.insert(config.ToString());
     if (config.split_k > 1) ++splits;
     const std::string err = RunCase(
-        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, rng);
+        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, data_rng);
     ++ran;
     if (!err.empty()) {
       ++failures;

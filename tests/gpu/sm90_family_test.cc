@@ -218,7 +218,7 @@ void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count
   // problem is known before the first runs and all compile at once.
   std::mt19937_64 rng(gated ? 20261125 : 20261124);
   std::mt19937_64 data_rng(gated ? 20261205 : 20261204);
-  std::vector<std::pair<GemmProblem, jit::KernelConfig>> jobs;
+  std::vector<CompileJob> jobs;
   for (int i = 0; i < count; ++i) {
     const GemmProblem p = RandomProblem(rng, i, gated);
     ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
@@ -229,13 +229,14 @@ void Sm90FamilyGpuTest::RunRandomProblems(bool gated, const char* env, int count
     }
     jit::KernelConfig config = all[static_cast<size_t>(i) % all.size()];
     config.pdl = i % 2 == 0;
-    jobs.emplace_back(p, config);
+    jobs.push_back({p, config});
   }
   CompileInParallel(jobs, *device);
   int ran = 0, failures = 0, gated_run = 0;
   std::set<std::string> configs;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const auto& [p, config] = jobs[i];
+    const GemmProblem& p = jobs[i].problem;
+    const jit::KernelConfig& config = jobs[i].config;
     Options options;
     bool compiled = false;
     auto backend = JitBackend::Create(p, config, options, *device, &compiled);
@@ -686,7 +687,7 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
   std::mt19937_64 rng(20261127);
   const int every = std::max(1, EnvInt("JITGEMM_SM90_WIDE_EVERY", 1));
   int ran = 0, refused = 0, index = 0;
-  std::vector<std::pair<GemmProblem, jit::KernelConfig>> jobs;
+  std::vector<CompileJob> jobs;
   // {m, n, k, batch}: 1, 3 and 9 k slices.
   for (const auto& [m, n, k, batch] : {std::tuple{130, 520, 64, 64}, std::tuple{300, 520, 136, 24},
                                        std::tuple{512, 520, 520, 4}}) {
@@ -706,13 +707,15 @@ TEST_F(Sm90FamilyGpuTest, WideTilesOverManyTilesPerCtaMatchFloat64Reference) {
           ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
           jit::KernelConfig c = jit::Sm90Config(bm, bn, consumers, stages, cluster);
           c.pdl = index % 2 == 0;
-          jobs.emplace_back(p, c);
+          jobs.push_back({p, c});
         }
       }
     }
   }
   CompileInParallel(jobs, device_);
-  for (const auto& [p, c] : jobs) {
+  for (const CompileJob& job : jobs) {
+    const GemmProblem& p = job.problem;
+    const jit::KernelConfig& c = job.config;
     Options options;
     bool compiled = false;
     auto backend = JitBackend::Create(p, c, options, device_, &compiled);

@@ -74,6 +74,24 @@ int RunDirectSmallMConfigs(
   EXPECT_TRUE(device.ok()) << device.status();
   if (!device.ok()) return 0;
   const jit::KernelFamily& small = jit::GetFamily(jit::Family::kSmallM);
+  // Fewer stages where the ring and accumulators would not fit the registers
+  // (as the family does).
+  auto fitted = [&](const GemmProblem& p, jit::KernelConfig config) {
+    while (config.stages > 1 && !small.Supports(p, config, device->target).ok()) {
+      config.stages /= 2;
+    }
+    return config;
+  };
+  std::vector<CompileJob> jobs;
+  for (int i = 0; i < static_cast<int>(shapes.size()); ++i) {
+    const GemmProblem p = DirectProblem(shapes[i], i);
+    for (const int alignment : {16, static_cast<int>(DataTypeSize(shapes[i].t))}) {
+      for (const jit::KernelConfig& config : configs(i, p)) {
+        jobs.push_back({p, fitted(p, config), alignment});
+      }
+    }
+  }
+  CompileInParallel(jobs, *device);
   std::mt19937_64 rng(seed);
   int ran = 0, failures = 0;
   for (int i = 0; i < static_cast<int>(shapes.size()); ++i) {
@@ -84,12 +102,8 @@ int RunDirectSmallMConfigs(
       c.options = Options();
       c.options.pointer_alignment = misaligned ? DataTypeSize(shapes[i].t) : 16;
       c.misalign = misaligned;
-      for (jit::KernelConfig config : configs(i, p)) {
-        // Fewer stages where the ring and accumulators would not fit the
-        // registers (as the family does).
-        while (config.stages > 1 && !small.Supports(p, config, device->target).ok()) {
-          config.stages /= 2;
-        }
+      for (const jit::KernelConfig& unfitted : configs(i, p)) {
+        const jit::KernelConfig config = fitted(p, unfitted);
         const absl::Status supported = small.Supports(p, config, device->target);
         EXPECT_TRUE(supported.ok()) << config.ToString() << " " << supported;
         if (!supported.ok()) return ran;
