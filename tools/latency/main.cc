@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,13 +53,15 @@ void Fill(jitgemm::DataType t, std::vector<uint8_t>* buf, std::mt19937* rng) {
   }
 }
 
-// Median host µs to issue one Run: what an eager caller pays per call.
-double RunHostUs(const jitgemm::Plan& plan, const jitgemm::GemmPointers& pointers, int runs) {
+// Median host µs to issue one Run: what an eager caller pays per call;
+// nullopt when a run fails.
+std::optional<double> RunHostUs(const jitgemm::Plan& plan, const jitgemm::GemmPointers& pointers,
+                                int runs) {
   std::vector<double> loops;
   for (int loop = 0; loop < 5; ++loop) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < runs; ++i) {
-      if (!plan.Run(pointers, nullptr).ok()) return -1;
+      if (!plan.Run(pointers, nullptr).ok()) return std::nullopt;
     }
     const auto t1 = std::chrono::steady_clock::now();
     cudaDeviceSynchronize();
@@ -167,9 +170,12 @@ int main(int argc, char** argv) {
         }
       }
       const int host_runs = absl::GetFlag(FLAGS_host_runs);
-      const std::string host_us =
-          host_runs > 0 ? absl::StrFormat("%.2f", RunHostUs(*plan, {a, b, c, d, bias}, host_runs))
-                        : "-";
+      std::string host_us = "-";
+      if (host_runs > 0) {
+        const std::optional<double> us = RunHostUs(*plan, {a, b, c, d, bias}, host_runs);
+        if (!us.has_value()) ++failures;
+        host_us = us.has_value() ? absl::StrFormat("%.2f", *us) : "FAILED";
+      }
       std::printf("| %s | %.2f | %.3f | %.2f | %s | %s | %s | %s %s |\n", e.name.c_str(),
                   Ms(t0, t1), Ms(t1, t2), Ms(t0, t2), host_us.c_str(),
                   plan->info().compiled ? "yes" : "no", error.c_str(), plan->info().backend.c_str(),
