@@ -1,0 +1,84 @@
+// Every config the sm90 family can propose, compiled for sm_90a: no
+// spills, no serialised wgmma, setmaxnreg honoured.
+
+#include <cstdint>
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "jit/nvrtc_compiler.h"
+#include "jit/specializer.h"
+#include "tests/jit/sm90_problems.h"
+
+namespace jitgemm::jit {
+namespace {
+
+using sm90_test::Sm90;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Every config the family can propose, for both B layouts and for 16-bit
+// (TMA store) and fp32 (register store) D, compiled for sm_90a.
+TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  const TargetInfo target = OfflineTarget(90);
+  std::set<std::string> done;
+  int compiled = 0;
+  // The second size has too few tiles for the SMs: split-K configs; the third
+  // leaves a last wave less than half full: its tiles alone split, also those
+  // of 128 accumulators a thread. Gated tiles (two halves, then the gate) only
+  // at the first: they take no split-K.
+  for (int64_t m : {2048, 256, 3000}) {
+    for (Gate gate : {Gate::kNone, Gate::kHalves}) {
+      for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
+        for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
+          if (gate != Gate::kNone && m != 2048) continue;
+          GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
+          p.b.layout = b_layout;
+          p.d.type = p.c.type = d_type;
+          // fp32 D rows 8 bytes past 16-byte alignment: the register epilogue.
+          if (d_type == DataType::kF32 && b_layout == Layout::kColMajor && gate == Gate::kNone) {
+            p.d.ld = p.n + 2;
+          }
+          // fp32 D over more tiles than SMs: staged TMA stores (and registers
+          // for the last tile).
+          if (d_type == DataType::kF32 && b_layout == Layout::kRowMajor && m == 2048) p.m = 4096;
+          p.epilogue.bias = BiasMode::kPerColumn;
+          p.epilogue.activation = Activation::kSilu;
+          p.epilogue.gate = gate;
+          // C read by the TMA-store epilogue (bf16 D) and the register
+          // epilogue (fp32 D) with K-major B; no C with N-major B, where fp32
+          // D takes the TMA-store epilogue.
+          if (gate == Gate::kNone && b_layout == Layout::kColMajor) {
+            p.epilogue.beta = 1.0f;
+          }
+          p = Canonicalize(p);
+          for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+            const std::string id = c.ToString() + DataTypeName(d_type) +
+                                   (b_layout == Layout::kRowMajor ? "n" : "k") + GateName(gate);
+            if (!done.insert(id).second) continue;
+            const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+            auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+            ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
+            ++compiled;
+            EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
+                                                                     << k->log;
+            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
+            // C7508: setmaxnreg ignored.
+            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(compiled, 8);
+  std::printf("compiled %d sm90 configs for sm_90a: no spills, wgmma not serialised\n", compiled);
+}
+
+}  // namespace
+}  // namespace jitgemm::jit

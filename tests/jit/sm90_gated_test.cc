@@ -1,0 +1,92 @@
+// The sm90 family on gated problems ([gate | up] halves of B): whole halves
+// in a tile, no split-K, aligned halves; and which families serve them.
+
+#include <map>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/candidates.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "jit/specializer.h"
+#include "support/status_matchers.h"
+#include "tests/jit/sm90_config.h"
+#include "tests/jit/sm90_problems.h"
+
+namespace jitgemm::jit {
+namespace {
+
+using ::jitgemm::support::StatusIs;
+using sm90_test::GatedLinear;
+using sm90_test::Linear;
+using sm90_test::Sm90;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
+  const GemmProblem p = GatedLinear(2048, 1000, 4096);
+  EXPECT_EQ(p.b.ld, 4096);
+  const TargetInfo target = OfflineTarget(90);
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 256, 2, 4, 2), target).ok());
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), target).ok());
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 64, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gated")));
+  KernelConfig split = Sm90Config(64, 128, 1, 6, 1);
+  split.split_k = 2;
+  EXPECT_THAT(Sm90().Supports(p, split, target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("split-K")));
+  const std::vector<KernelConfig> configs = Sm90().Candidates(p, target, TuningPolicy::kExhaustive);
+  ASSERT_FALSE(configs.empty());
+  for (const KernelConfig& c : configs) {
+    EXPECT_EQ(c.block_n % 128, 0) << c.ToString();
+    EXPECT_EQ(c.split_k, 1) << c.ToString();
+  }
+  // A 128 x 256 tile covers 128 columns of D: 16 x 8 tiles, 64 clusters of two.
+  const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
+  EXPECT_EQ(Sm90().Shape(p, c, target).grid[0], 128u);
+  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+  EXPECT_THAT(s.source, HasSubstr("kGate = 1"));
+  EXPECT_THAT(s.kernel_name, HasSubstr("_glu"));
+  // Ungated specs do not declare the field (their keys stay as they were).
+  const GemmProblem plain = Linear(2048, 1000, 4096);
+  EXPECT_THAT(Specialize(plain, c, Sm90(), Sm90().Shape(plain, c, target), 16).source,
+              Not(HasSubstr("kGate")));
+}
+
+TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
+  GemmProblem p = MakeGemm(256, 523, 512, DataType::kF16);
+  p.epilogue.gate = Gate::kHalves;
+  p.b.ld = 1048;
+  p = Canonicalize(p);
+  EXPECT_THAT(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("column N = 523")));
+  p.b.layout = Layout::kColMajor;  // K-major: the halves are rows of the box, any N
+  p.b.ld = 512;
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 128, 2, 4, 1), OfflineTarget(90)).ok());
+}
+
+// The tensor-core families serve gated problems (small_m at M <= 64, with
+// no K clusters); simt refuses them.
+TEST(Sm90FamilyTest, GatedProblemsGetTensorCoreConfigsOnly) {
+  const GemmProblem p = GatedLinear(16, 4096, 4096);
+  Options options;
+  options.tuning = TuningPolicy::kExhaustive;
+  options.pointer_alignment = 16;
+  for (int sm : {90, 80}) {
+    std::map<Family, int> seen;
+    for (const KernelConfig& c : ProposeConfigs(p, OfflineTarget(sm), options)) {
+      ++seen[c.family];
+      if (c.family == Family::kSmallM) {
+        EXPECT_FALSE(c.cluster_k) << c.ToString();
+      }
+    }
+    EXPECT_EQ(seen[Family::kSm90] > 0, sm == 90);
+    EXPECT_GT(seen[Family::kSm80], 0);
+    EXPECT_GT(seen[Family::kSmallM], 0);
+    EXPECT_EQ(seen.count(Family::kSimt), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace jitgemm::jit
