@@ -102,10 +102,18 @@ double WarpsFactor(int warps_per_sm) {
   return 0.35;
 }
 
+// A block's epilogue (C read, bias, activation, D stored) is a chain of
+// steps per accumulator a thread reads out; the blocks resident on an SM run
+// theirs side by side, so each wave pays one chain. Where the k loop is short
+// the chain decides the tile (docs/tuning.md, "The sm80 epilogue in the cost
+// model", has the fit).
+constexpr double kEpilogueUsPerAccumulator = 0.04;
+
 // Estimated microseconds on the target, scaled from H100 measurements: a
 // launch and pipeline-fill constant, then the waves of blocks (the last one
-// possibly partial), plus the split-K reduction (partial tiles written, read
-// back and zeroed through L2, and the reducing block's serial epilogue).
+// possibly partial) with one epilogue chain each, plus the split-K reduction
+// (partial tiles written, read back and zeroed through L2, and the reducing
+// block's serial epilogue).
 double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int64_t tiles = Tiles(p, c);
   const int64_t blocks = tiles * c.split_k;
@@ -116,11 +124,16 @@ double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   const int warps = c.warps_m * c.warps_n;
   const double k_per_block = static_cast<double>(CeilDiv(KTiles(p, c), c.split_k) * c.block_k);
   const double block_macs = static_cast<double>(c.block_m) * c.block_n * k_per_block;
+  // Accumulators past M or N are never read out.
+  const int64_t rows = std::min<int64_t>(c.block_m, p.m);
+  const int64_t cols = std::min<int64_t>(c.block_n, Gated(p) ? 2 * p.n : p.n);
+  const double epilogue_us =
+      kEpilogueUsPerAccumulator * static_cast<double>(rows * cols) / (32.0 * warps);
   // Scale to the target: rates are per SM, and sm_80 parts run mma.sync at
   // about the same per-SM rate as Hopper's.
   auto wave = [&](int resident) {
     const double rate = WarpTileRate(c) * WarpsFactor(resident * warps);
-    return resident * block_macs / rate / 1000.0 + 0.3;
+    return resident * block_macs / rate / 1000.0 + 0.3 + epilogue_us;
   };
   double us = 2.0 + static_cast<double>(full_waves) * wave(per_sm);
   if (rest > 0) us += wave(static_cast<int>(CeilDiv(rest, t.multiprocessors)));
