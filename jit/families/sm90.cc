@@ -61,6 +61,10 @@ KernelConfig Make(int bm, int bn, int consumers, int stages, int cluster) {
 
 bool Gated(const GemmProblem& p) { return p.epilogue.gate != Gate::kNone; }
 
+bool Transcendental(Activation a) {
+  return a == Activation::kSilu || a == Activation::kGeluTanh || a == Activation::kGeluErf;
+}
+
 // Columns of D one tile covers: a gated tile computes gate and up halves.
 int OutColumns(const GemmProblem& p, const KernelConfig& c) {
   return Gated(p) ? c.block_n / 2 : c.block_n;
@@ -211,6 +215,16 @@ class Sm90Family final : public KernelFamily {
                          ": a split tile of 128 accumulators a thread must be 64 x 256 a "
                          "warpgroup"));
       }
+    }
+    // fp32 D's SiLU and GELUs (common/activation_f32.cuh) interleave enough
+    // values that ptxas spilled in warpgroup tiles of two m64 blocks and in
+    // ping-pong tiles.
+    if (p.d.type == DataType::kF32 && Transcendental(p.epilogue.activation) &&
+        (c.ping_pong || c.block_m / per_tile > 64)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sm90 tile ", c.ToString(),
+                       ": fp32 D with SiLU or GELU takes warpgroup tiles of 64 rows and no "
+                       "ping-pong"));
     }
     if (c.cluster_m != 1 && c.cluster_m != 2) {
       return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");

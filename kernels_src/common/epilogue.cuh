@@ -3,6 +3,7 @@
 #pragma once
 
 #include "jitgemm/common/activation_16bit.cuh"
+#include "jitgemm/common/activation_f32.cuh"
 #include "jitgemm/common/args.cuh"
 #include "jitgemm/common/types.cuh"
 
@@ -21,13 +22,16 @@ __device__ __forceinline__ float Activate(float x) {
 }
 
 // Activate for a value stored as D: 16-bit D takes the faster forms of
-// activation_16bit.cuh, accurate to far inside its rounding.
+// activation_16bit.cuh, accurate to far inside its rounding; fp32 D those
+// of activation_f32.cuh.
 template <class D, int kAct>
 __device__ __forceinline__ float ActivateFor(float x) {
-  if constexpr (sizeof(D) == 2 && kAct >= 2 && kAct <= 4) {
+  if constexpr (kAct < 2 || kAct > 4) {
+    return Activate<kAct>(x);
+  } else if constexpr (sizeof(D) == 2) {
     return Activate16Bit<kAct>(x);
   } else {
-    return Activate<kAct>(x);
+    return ActivateF32<kAct>(x);
   }
 }
 

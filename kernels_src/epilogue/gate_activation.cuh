@@ -57,7 +57,7 @@ __device__ __forceinline__ float GateActivate(float x) {
   if constexpr (sizeof(T) == 2) {
     return sm90::ActivateFor16BitD<kAct>(x);
   } else {
-    return Activate<kAct>(x);
+    return ActivateFor<float, kAct>(x);
   }
 }
 

@@ -24,6 +24,8 @@ struct Epilogue {
   using D = typename S::ElementD;
   static constexpr bool kHalfD = sizeof(D) == 2;
   static constexpr bool kPairs = S::kRowD && S::kAlignD >= 2 * static_cast<int>(sizeof(D));
+  // fp32 D with a transcendental activation: values in flight bounded.
+  static constexpr bool kF32Act = !kHalfD && S::kAct >= 2 && S::kAct <= 4;
 
   // The spec with its activation left for the second pass.
   struct WithoutActivation : S {
@@ -108,7 +110,10 @@ struct Epilogue {
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {
 #pragma unroll
-        for (int r = 0; r < kBN / 2; ++r) acc[i][r] = ActivateFor<D, S::kAct>(acc[i][r]);
+        for (int r = 0; r < kBN / 2; ++r) {
+          acc[i][r] = ActivateFor<D, S::kAct>(acc[i][r]);
+          if (kF32Act && r % 32 == 31) __syncwarp();
+        }
       }
     }
 #pragma unroll

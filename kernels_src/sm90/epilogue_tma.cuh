@@ -42,6 +42,8 @@ struct TmaStoreEpilogue {
   static constexpr bool kBiasRead =
       S::kBias != 0 && !BiasPrefetch<S, kMI, kBN>::kPrefetch && GateOf<S>::value == 0;
   static constexpr bool kReads = S::kHasC || kBiasRead;
+  // fp32 D with a transcendental activation: values in flight bounded too.
+  static constexpr bool kF32Act = !kHalfD && S::kAct >= 2 && S::kAct <= 4;
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
@@ -58,7 +60,7 @@ struct TmaStoreEpilogue {
     if constexpr (kHalfD) {
       return ActivateFor16BitD<S::kAct>(v);
     } else {
-      return Activate<S::kAct>(v);
+      return ActivateFor<float, S::kAct>(v);
     }
   }
 
@@ -100,7 +102,7 @@ struct TmaStoreEpilogue {
         }
         // C loads in flight for one 64 x 64 block's worth of values at a time
         // (64 / kMI columns of each row), or ptxas spills.
-        if (kReads && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
+        if ((kReads || kF32Act) && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
       }
     }
   }

@@ -40,7 +40,7 @@ struct GatedEpilogue {
     if constexpr (sizeof(D) == 2) {
       return ActivateFor16BitD<kAct>(x);
     } else {
-      return Activate<kAct>(x);
+      return ActivateFor<float, kAct>(x);
     }
   }
 

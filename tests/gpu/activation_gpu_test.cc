@@ -1,12 +1,14 @@
-// The activations of 16-bit D on every path that stores it, element by
-// element against float64 over x in [-12, 12]: a product whose k = 0 term
+// The activations of 16-bit and fp32 D on every path that stores them,
+// element by element against float64 over x in [-12, 12]: a product whose k = 0 term
 // alone is nonzero, D[m][n] = act(x_m * s_n), exact in fp32 before the
 // activation, so that every difference comes from the activation and D's
 // rounding. The relative Frobenius error of the random tests cannot see a
 // wrong negative tail, where GELU is small; this test can: 0.5 (1 + erff) was
 // 1.9e-3 off near x = -4 in fp16, four times D's rounding. The cuBLAS route
 // activates the product cuBLASLt rounded into D's type, as F.linear and an
-// activation do, so there the reference is act of the rounded product.
+// activation do, so there the reference is act of the rounded product. fp32
+// D must hold 2^-17 of each value (1e-9 absolute, where GELU-erf flushes to
+// 0 below x = -4.5 sqrt 2): 0.5 x (1 + erff) was 4.6e-4 off near x = -4.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -42,8 +44,10 @@ std::string WorstMismatch(const GemmProblem& p, bool rounded_product, const std:
                           double* worst_rel, double* worst_x) {
   const Activation act = p.epilogue.activation;
   const DataType type = p.d.type;
-  const double rel =
-      (type == DataType::kF16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8)) + std::ldexp(1.0, -12);
+  const double rel = type == DataType::kF32
+                         ? std::ldexp(1.0, -17)
+                         : (type == DataType::kF16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8)) +
+                               std::ldexp(1.0, -12);
   const double abs = type == DataType::kF16 ? 6e-8 : 1e-9;
   double worst = 1;
   std::string what;
@@ -64,7 +68,9 @@ std::string WorstMismatch(const GemmProblem& p, bool rounded_product, const std:
         *worst_rel = err / std::fabs(want);
         *worst_x = v;
       }
-      const double approx = act == Activation::kGeluTanh ? std::ldexp(std::fabs(v), -12) : 0.0;
+      const double approx = act == Activation::kGeluTanh && type != DataType::kF32
+                                ? std::ldexp(std::fabs(v), -12)
+                                : 0.0;
       const double ratio = err / (rel * std::fabs(want) + abs + approx);
       if (!(ratio <= worst)) {  // NaN included
         worst = std::isnan(ratio) ? INFINITY : ratio;
@@ -117,6 +123,60 @@ class ActivationGpuTest : public Sm90GpuTest {
     }
     return what;
   }
+
+  // Every path of `paths` with f16 and bf16 inputs, D of the inputs' type or
+  // (`f32_d`) fp32.
+  template <size_t kPaths>
+  void CheckPaths(const Path (&paths)[kPaths], bool f32_d, int* checked) {
+    for (const Path& path : paths) {
+      for (DataType type : {DataType::kF16, DataType::kBF16}) {
+        // x_m over [-12, 12] as the type holds it; s_n = 1 + n / 64 is exact
+        // in both types, and so is each product in fp32.
+        const int m_count = path.m;
+        const DataType d_type = f32_d ? DataType::kF32 : type;
+        Buffer a, b, d;
+        ASSERT_EQ(a.Allocate(m_count * kK * 2, 0), cudaSuccess);
+        ASSERT_EQ(b.Allocate(kN * kK * 2, 0), cudaSuccess);
+        ASSERT_EQ(d.Allocate(m_count * kN * DataTypeSize(d_type), 0), cudaSuccess);
+        std::vector<float> x(m_count), s(kN);
+        for (int m = 0; m < m_count; ++m) {
+          StoreAs(type, a.host.data(), int64_t{m} * kK, -12.f + 24.f * m / (m_count - 1));
+          x[m] = LoadAs(type, a.host.data(), int64_t{m} * kK);
+        }
+        for (int n = 0; n < kN; ++n) {
+          s[n] = 1.f + n / 64.f;
+          StoreAs(type, b.host.data(), int64_t{n} * kK, s[n]);  // B is K-major
+        }
+        ASSERT_EQ(a.Upload(), cudaSuccess);
+        ASSERT_EQ(b.Upload(), cudaSuccess);
+        for (Activation act : {Activation::kGeluErf, Activation::kGeluTanh, Activation::kSilu}) {
+          // cuBLASLt fuses GELU-tanh itself: not this project's activation.
+          if (!path.jit && act == Activation::kGeluTanh) continue;
+          GemmProblem p;
+          p.m = m_count;
+          p.n = kN;
+          p.k = kK;
+          p.a = {type, Layout::kRowMajor, kK, kNoStride};
+          p.b = {type, Layout::kColMajor, kK, kNoStride};
+          p.d = {d_type, path.d_layout, path.d_layout == Layout::kRowMajor ? kN : m_count,
+                 kNoStride};
+          p.c = p.d;
+          p.epilogue.activation = act;
+          p = Canonicalize(p);
+          ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+          const std::string ran = Run(path, p, a, b, d);
+          double worst_rel = 0, worst_x = 0;
+          EXPECT_EQ(WorstMismatch(p, !path.jit, x, s, d.host, &worst_rel, &worst_x), "")
+              << path.name << ": " << ran;
+          std::printf(
+              "%s %s -> %s %s (%s): largest relative error %.2e (x = %.4f) where |act| >= 2^-14\n",
+              path.name, DataTypeName(type), DataTypeName(p.d.type), ActivationName(act),
+              ran.c_str(), worst_rel, worst_x);
+          ++*checked;
+        }
+      }
+    }
+  }
 };
 
 TEST_F(ActivationGpuTest, Every16BitDPathMatchesFloat64ElementByElement) {
@@ -128,51 +188,22 @@ TEST_F(ActivationGpuTest, Every16BitDPathMatchesFloat64ElementByElement) {
       {"cuBLAS route", false, jit::Family::kElementwise, Layout::kRowMajor, 512},
   };
   int checked = 0;
-  for (const Path& path : paths) {
-    for (DataType type : {DataType::kF16, DataType::kBF16}) {
-      // x_m over [-12, 12] as the type holds it; s_n = 1 + n / 64 is exact
-      // in both types, and so is each product in fp32.
-      const int m_count = path.m;
-      Buffer a, b, d;
-      ASSERT_EQ(a.Allocate(m_count * kK * 2, 0), cudaSuccess);
-      ASSERT_EQ(b.Allocate(kN * kK * 2, 0), cudaSuccess);
-      ASSERT_EQ(d.Allocate(m_count * kN * 2, 0), cudaSuccess);
-      std::vector<float> x(m_count), s(kN);
-      for (int m = 0; m < m_count; ++m) {
-        StoreAs(type, a.host.data(), int64_t{m} * kK, -12.f + 24.f * m / (m_count - 1));
-        x[m] = LoadAs(type, a.host.data(), int64_t{m} * kK);
-      }
-      for (int n = 0; n < kN; ++n) {
-        s[n] = 1.f + n / 64.f;
-        StoreAs(type, b.host.data(), int64_t{n} * kK, s[n]);  // B is K-major
-      }
-      ASSERT_EQ(a.Upload(), cudaSuccess);
-      ASSERT_EQ(b.Upload(), cudaSuccess);
-      for (Activation act : {Activation::kGeluErf, Activation::kGeluTanh, Activation::kSilu}) {
-        // cuBLASLt fuses GELU-tanh itself: not this project's activation.
-        if (!path.jit && act == Activation::kGeluTanh) continue;
-        GemmProblem p;
-        p.m = m_count;
-        p.n = kN;
-        p.k = kK;
-        p.a = {type, Layout::kRowMajor, kK, kNoStride};
-        p.b = {type, Layout::kColMajor, kK, kNoStride};
-        p.d = {type, path.d_layout, path.d_layout == Layout::kRowMajor ? kN : m_count, kNoStride};
-        p.c = p.d;
-        p.epilogue.activation = act;
-        p = Canonicalize(p);
-        ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-        const std::string ran = Run(path, p, a, b, d);
-        double worst_rel = 0, worst_x = 0;
-        EXPECT_EQ(WorstMismatch(p, !path.jit, x, s, d.host, &worst_rel, &worst_x), "")
-            << path.name << ": " << ran;
-        std::printf("%s %s %s (%s): largest relative error %.2e (x = %.4f) where |act| >= 2^-14\n",
-                    path.name, DataTypeName(type), ActivationName(act), ran.c_str(), worst_rel,
-                    worst_x);
-        ++checked;
-      }
-    }
-  }
+  CheckPaths(paths, /*f32_d=*/false, &checked);
+  EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 2);
+}
+
+// fp32 D from f16 and bf16 inputs (common/activation_f32.cuh); the staged
+// sm90 epilogue takes fp32 D only with more tiles than SMs.
+TEST_F(ActivationGpuTest, EveryF32DPathMatchesFloat64ElementByElement) {
+  const Path paths[] = {
+      {"sm90 staged stores", true, jit::Family::kSm90, Layout::kRowMajor, 24576},
+      {"sm90 register stores", true, jit::Family::kSm90, Layout::kColMajor, 512},
+      {"sm80", true, jit::Family::kSm80, Layout::kRowMajor, 512},
+      {"small_m", true, jit::Family::kSmallM, Layout::kRowMajor, 64},
+      {"cuBLAS route", false, jit::Family::kElementwise, Layout::kRowMajor, 512},
+  };
+  int checked = 0;
+  CheckPaths(paths, /*f32_d=*/true, &checked);
   EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 2);
 }
 

@@ -37,40 +37,48 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
     for (Gate gate : {Gate::kNone, Gate::kHalves}) {
       for (Layout b_layout : {Layout::kColMajor, Layout::kRowMajor}) {
         for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
-          if (gate != Gate::kNone && m != 2048) continue;
-          GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
-          p.b.layout = b_layout;
-          p.d.type = p.c.type = d_type;
-          // fp32 D rows 8 bytes past 16-byte alignment: the register epilogue.
-          if (d_type == DataType::kF32 && b_layout == Layout::kColMajor && gate == Gate::kNone) {
-            p.d.ld = p.n + 2;
-          }
-          // fp32 D over more tiles than SMs: staged TMA stores (and registers
-          // for the last tile).
-          if (d_type == DataType::kF32 && b_layout == Layout::kRowMajor && m == 2048) p.m = 4096;
-          p.epilogue.bias = BiasMode::kPerColumn;
-          p.epilogue.activation = Activation::kSilu;
-          p.epilogue.gate = gate;
-          // C read by the TMA-store epilogue (bf16 D) and the register
-          // epilogue (fp32 D) with K-major B; no C with N-major B, where fp32
-          // D takes the TMA-store epilogue.
-          if (gate == Gate::kNone && b_layout == Layout::kColMajor) {
-            p.epilogue.beta = 1.0f;
-          }
-          p = Canonicalize(p);
-          for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
-            const std::string id = c.ToString() + DataTypeName(d_type) +
-                                   (b_layout == Layout::kRowMajor ? "n" : "k") + GateName(gate);
-            if (!done.insert(id).second) continue;
-            const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-            auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-            ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-            ++compiled;
-            EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
-                                                                     << k->log;
-            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
-            // C7508: setmaxnreg ignored.
-            EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+          // fp32 D takes each transcendental activation's own form
+          // (common/activation_f32.cuh), with its own register pressure.
+          for (Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+            if (gate != Gate::kNone && m != 2048) continue;
+            if (d_type != DataType::kF32 && act != Activation::kSilu) continue;
+            GemmProblem p = MakeGemm(m, 2048, 2048, DataType::kF16);
+            p.b.layout = b_layout;
+            p.d.type = p.c.type = d_type;
+            // fp32 D rows 8 bytes past 16-byte alignment: the register
+            // epilogue (at the first size, with C and K-major B, the staged one).
+            if (d_type == DataType::kF32 && b_layout == Layout::kColMajor && gate == Gate::kNone &&
+                m != 2048) {
+              p.d.ld = p.n + 2;
+            }
+            // fp32 D over more tiles than SMs: staged TMA stores (and registers
+            // for the last tile).
+            if (d_type == DataType::kF32 && gate == Gate::kNone && m == 2048) p.m = 4096;
+            p.epilogue.bias = BiasMode::kPerColumn;
+            p.epilogue.activation = act;
+            p.epilogue.gate = gate;
+            // C read with K-major B, by the TMA-store epilogue (bf16 D, and
+            // fp32 D at the first size) and the register epilogue (fp32 D at
+            // the others); no C with N-major B.
+            if (gate == Gate::kNone && b_layout == Layout::kColMajor) {
+              p.epilogue.beta = 1.0f;
+            }
+            p = Canonicalize(p);
+            for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kExhaustive)) {
+              const std::string id = c.ToString() + DataTypeName(d_type) +
+                                     (b_layout == Layout::kRowMajor ? "n" : "k") + GateName(gate) +
+                                     ActivationName(act);
+              if (!done.insert(id).second) continue;
+              const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+              auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+              ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
+              ++compiled;
+              EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
+                                                                       << k->log;
+              EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
+              // C7508: setmaxnreg ignored.
+              EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+            }
           }
         }
       }

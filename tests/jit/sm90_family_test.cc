@@ -206,6 +206,31 @@ TEST(Sm90FamilyTest, Fp32DIsStagedOnlyWithMoreTilesThanSms) {
   EXPECT_FALSE(Sm90TmaStore(p, c));
 }
 
+// fp32 D's SiLU and GELUs spilled in warpgroup tiles of two m64 blocks and
+// in ping-pong tiles; 16-bit D and fp32 D with ReLU keep them.
+TEST(Sm90FamilyTest, Fp32DWithSiluOrGeluTakesWarpgroupTilesOf64Rows) {
+  const TargetInfo t = OfflineTarget(90);
+  GemmProblem p = Linear(4096, 4096, 4096);
+  p.d.type = p.c.type = DataType::kF32;
+  p.epilogue.activation = Activation::kGeluErf;
+  KernelConfig ping_pong = Sm90Config(128, 128, 2, 4, 1);
+  ping_pong.ping_pong = true;
+  for (const KernelConfig& c : {Sm90Config(256, 128, 2, 4, 1), ping_pong}) {
+    EXPECT_THAT(Sm90().Supports(p, c, t),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fp32 D with SiLU")));
+  }
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, 256, 2, 4, 1), t).ok());
+  for (const KernelConfig& c : Sm90().Candidates(p, t, TuningPolicy::kExhaustive)) {
+    EXPECT_EQ(c.block_m / c.warps_m, 64) << c.ToString();
+    EXPECT_FALSE(c.ping_pong) << c.ToString();
+  }
+  p.epilogue.activation = Activation::kRelu;
+  EXPECT_TRUE(Sm90().Supports(p, Sm90Config(256, 128, 2, 4, 1), t).ok());
+  p.d.type = p.c.type = DataType::kBF16;
+  p.epilogue.activation = Activation::kSilu;
+  EXPECT_TRUE(Sm90().Supports(p, ping_pong, t).ok());
+}
+
 TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
   const GemmProblem p = Linear(1024, 1024, 1024);
   const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
