@@ -10,7 +10,7 @@
 // first ring slices' B tiles are loaded before the wait for the previous grid
 // (set by ProposeConfigs where the caller promises constant_b). What TMA
 // cannot address (rows of A or B not 16-byte aligned) is refused and left to
-// the other families.
+// the other families. The rules a config must pass are in sm90_rules.cc.
 #include "jit/families/sm90.h"
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "jit/families/ranking.h"
+#include "jit/families/sm90_geometry.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
 #include "jit/specializer.h"
@@ -32,55 +33,19 @@ const KernelFamily& Sm90FamilyInstance();
 
 namespace {
 
-constexpr int kBlockK = 64;
-constexpr int kGroupM = 8;
-// Two 64 x 64 16-bit staging blocks per consumer warpgroup for TMA stores.
-constexpr int kStagingPerConsumer = 2 * 64 * 64 * 2;
-// Problems of at most this many rows leave kRoomForNext bytes of the SM's
-// shared memory to the next kernel (see Candidates).
-constexpr int64_t kSmallM = 64;
-constexpr int kRoomForNext = 32 * 1024;
-// fp32 D is staged for TMA stores only with more tiles than an H100 has SMs
-// (see Sm90TmaStore).
-constexpr int64_t kFp32StagedMinTiles = 132;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-KernelConfig Make(int bm, int bn, int consumers, int stages, int cluster) {
-  KernelConfig c;
-  c.family = Family::kSm90;
-  c.block_m = bm;
-  c.block_n = bn;
-  c.block_k = kBlockK;
-  c.warps_m = consumers;
-  c.warps_n = 1;
-  c.stages = stages;
-  c.cluster_m = cluster;
-  return c;
-}
-
-bool Gated(const GemmProblem& p) { return p.epilogue.gate != Gate::kNone; }
-
-bool Transcendental(Activation a) {
-  return a == Activation::kSilu || a == Activation::kGeluTanh || a == Activation::kGeluErf;
-}
-
-// Columns of D one tile covers: a gated tile computes gate and up halves.
-int OutColumns(const GemmProblem& p, const KernelConfig& c) {
-  return Gated(p) ? c.block_n / 2 : c.block_n;
-}
-
-int64_t Units(const GemmProblem& p, const KernelConfig& c) {
-  return CeilDiv(CeilDiv(p.m, c.block_m), c.cluster_m) * CeilDiv(p.n, OutColumns(p, c)) *
-         p.batch_count;
-}
-
-// Units whose k loop is split (the last ones), or all of them.
-int64_t SplitUnits(const GemmProblem& p, const KernelConfig& c) {
-  if (c.split_k == 1) return Units(p, c);
-  return c.split_units > 0 ? c.split_units : Units(p, c);
-}
-
+using sm90::CeilDiv;
+using sm90::Gated;
+using sm90::kBlockK;
+using sm90::kFp32StagedMinTiles;
+using sm90::kGroupM;
+using sm90::kRoomForNext;
+using sm90::kSmallM;
+using sm90::Make;
+using sm90::RowsAligned16;
+using sm90::SmemBytes;
+using sm90::SplitUnits;
+using sm90::Units;
+using sm90::Validate;
 // Relative wgmma throughput of a tile shape: wider tiles read less shared
 // memory per multiply-add (H100: 4096^3 and 8192^3 for the widest, the
 // exhaustive S2 timings of bench/results/2026-11-26-h100-s2-exhaustive.log
@@ -131,10 +96,6 @@ double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
   return us;
 }
 
-bool RowsAligned16(const Operand& op, int64_t rows, int64_t cols, int64_t batch) {
-  return OperandAlignment(op, rows, cols, batch, 16) >= 16;
-}
-
 class Sm90Family final : public KernelFamily {
  public:
   Family id() const override { return Family::kSm90; }
@@ -143,128 +104,7 @@ class Sm90Family final : public KernelFamily {
 
   absl::Status Supports(const GemmProblem& p, const KernelConfig& c,
                         const TargetInfo& target) const override {
-    if (c.family != Family::kSm90) return absl::InvalidArgumentError("not an sm90 config");
-    if (target.sm != 90) {
-      return absl::UnimplementedError(
-          absl::StrCat("sm90 kernels need sm_90a (wgmma), target is sm_", target.sm));
-    }
-    if (p.a.type != p.b.type || (p.a.type != DataType::kF16 && p.a.type != DataType::kBF16)) {
-      return absl::UnimplementedError("sm90 kernels need fp16 or bf16 A and B of one type");
-    }
-    if (c.runtime_m || c.x_copy != 0) {
-      return absl::InvalidArgumentError("sm90 kernels take exact M and no bulk x");
-    }
-    const int64_t k_tiles = CeilDiv(p.k, kBlockK);
-    if (c.split_k < 1 || c.split_k > 16 ||
-        CeilDiv(k_tiles, c.split_k) * (c.split_k - 1) >= k_tiles) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm90 split_k ", c.split_k,
-                       " must be 1..16 and leave every split a k-tile (", k_tiles, " k-tiles)"));
-    }
-    if (c.split_units < 0 ||
-        (c.split_units > 0 && (c.split_k < 2 || c.split_units > Units(p, c)))) {
-      return absl::InvalidArgumentError(absl::StrCat("sm90 split_units ", c.split_units,
-                                                     " must be 0 or 1..", Units(p, c),
-                                                     " units with split_k > 1"));
-    }
-    if (!RowsAligned16(p.a, p.m, p.k, p.batch_count) ||
-        !RowsAligned16(p.b, p.k, BColumns(p), p.batch_count)) {
-      return absl::UnimplementedError(
-          "sm90 kernels load A and B by TMA: leading dimensions and batch strides must be "
-          "multiples of 16 bytes");
-    }
-    const int consumers = c.warps_m;
-    if (c.ping_pong && (consumers != 2 || c.split_k != 1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(), ": ping-pong takes two consumer warpgroups and no split-K"));
-    }
-    // Warpgroups that share one tile: ping-pong gives each its own.
-    const int per_tile = c.ping_pong ? 1 : consumers;
-    if (c.block_k != kBlockK || c.warps_n != 1 || (consumers != 1 && consumers != 2) ||
-        c.block_m % (64 * per_tile) != 0 || c.block_m / per_tile > 128 || c.block_n % 32 != 0 ||
-        c.block_n > 256 || c.block_n < 64) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(),
-          " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
-          "64..256 in steps of 32"));
-    }
-    // B arrives in 64-column boxes when N-major, and a gated tile's halves in
-    // whole 64-column blocks.
-    if (c.block_n % 64 != 0 && (p.b.layout == Layout::kRowMajor || Gated(p))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(),
-          ": block_n not a multiple of 64 takes a K-major (column-major) B and no gate"));
-    }
-    if (c.block_m / per_tile / 64 * c.block_n / 2 > 128) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
-    }
-    // Splitting every tile of 128 accumulators a thread was never measured to
-    // pay for its reduction (docs/kernels.md), so only a last wave's are split,
-    // and only warpgroup tiles of 64 x 256: with two m64 blocks (256 x 128)
-    // the reduction and the epilogue together spilled.
-    if (c.split_k > 1 && c.block_m / per_tile / 64 * c.block_n / 2 > 64) {
-      if (c.split_units == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sm90 tile ", c.ToString(),
-            ": split-K of every tile takes tiles of at most 64 accumulators a thread"));
-      }
-      if (c.block_m / per_tile != 64) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sm90 tile ", c.ToString(),
-                         ": a split tile of 128 accumulators a thread must be 64 x 256 a "
-                         "warpgroup"));
-      }
-    }
-    // fp32 D's SiLU and GELUs (common/activation_f32.cuh) interleave enough
-    // values that ptxas spilled in warpgroup tiles of two m64 blocks and in
-    // ping-pong tiles.
-    if (p.d.type == DataType::kF32 && Transcendental(p.epilogue.activation) &&
-        (c.ping_pong || c.block_m / per_tile > 64)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm90 tile ", c.ToString(),
-                       ": fp32 D with SiLU or GELU takes warpgroup tiles of 64 rows and no "
-                       "ping-pong"));
-    }
-    if (c.cluster_m != 1 && c.cluster_m != 2) {
-      return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
-    }
-    if (c.cluster_k && (c.split_k != 2 || c.cluster_m != 1 || c.split_units != 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sm90 tile ", c.ToString(),
-                       ": a cluster split (cluster_k) takes split_k 2 of every unit and no "
-                       "cluster along M"));
-    }
-    const bool n_major_b = p.b.layout == Layout::kRowMajor;
-    if (n_major_b && (c.block_n / 64) % c.cluster_m != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(), ": the B tile must split into 64-column blocks per CTA"));
-    }
-    if (Gated(p) && p.b.layout == Layout::kRowMajor && p.n * DataTypeSize(p.b.type) % 16 != 0) {
-      // The box of the up half starts at column N of each row, and TMA faults
-      // on a box whose start is not 16-byte aligned in the contiguous dimension.
-      return absl::UnimplementedError(
-          absl::StrCat("sm90 kernels read the up half of a row-major gated B at column N = ", p.n,
-                       ", which must be a multiple of 8 elements (16 bytes) for TMA"));
-    }
-    if (Gated(p) && (c.block_n % 128 != 0 || c.split_k != 1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(),
-          ": a gated tile is 128 or 256 columns wide (two halves of whole 64-column blocks) "
-          "and takes no split-K"));
-    }
-    if (c.stages < 2 || c.stages > 12) {
-      return absl::InvalidArgumentError("sm90 kernels need 2..12 pipeline stages");
-    }
-    if (SmemBytes(p, c) > target.shared_bytes_per_block_optin) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sm90 tile ", c.ToString(), " needs ", SmemBytes(p, c),
-          " bytes of shared memory, the target allows ", target.shared_bytes_per_block_optin));
-    }
-    if (Units(p, c) * c.split_k > INT32_MAX / 2) {
-      return absl::UnimplementedError("too many tiles");
-    }
-    return absl::OkStatus();
+    return Validate(p, c, target);
   }
 
   LaunchShape Shape(const GemmProblem& p, const KernelConfig& c,
@@ -423,24 +263,6 @@ class Sm90Family final : public KernelFamily {
   static KernelConfig Deeper(KernelConfig c) {
     ++c.stages;
     return c;
-  }
-
-  // Mirrors Sm90Smem in kernels_src/sm90/gemm_tma_wgmma.cuh.
-  static int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
-    const bool tma_store = Sm90TmaStore(p, c);
-    const int staging = tma_store ? c.warps_m * kStagingPerConsumer : 0;
-    // The staged epilogue takes 16-bit column biases from shared memory
-    // (bias_prefetch.cuh); fp32 ones it reads with C.
-    const int bias = tma_store && DataTypeSize(p.d.type) == 2 &&
-                             p.epilogue.bias == BiasMode::kPerColumn && !Gated(p)
-                         ? c.warps_m * c.block_n * 2
-                         : 0;
-    // A cluster split's partial tiles: a float per accumulator of each consumer
-    // thread, and two barriers per consumer.
-    const int split =
-        c.cluster_k ? c.warps_m * 128 * (c.block_m / c.warps_m / 64) * (c.block_n / 2) * 4 + 32 : 0;
-    return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias + split +
-           16 * c.stages + 16;
   }
 };
 
