@@ -124,10 +124,17 @@ class ActivationGpuTest : public Sm90GpuTest {
     return what;
   }
 
-  // Every path of `paths` with f16 and bf16 inputs, D of the inputs' type or
-  // (`f32_d`) fp32.
-  template <size_t kPaths>
-  void CheckPaths(const Path (&paths)[kPaths], bool f32_d, int* checked) {
+  // Every path that stores D, with f16 and bf16 inputs, D of the inputs' type
+  // or (`f32_d`) fp32. The staged sm90 epilogue takes fp32 D only with more
+  // tiles than SMs.
+  void CheckPaths(bool f32_d, int* checked) {
+    const Path paths[] = {
+        {"sm90 staged stores", true, jit::Family::kSm90, Layout::kRowMajor, f32_d ? 24576 : 512},
+        {"sm90 register stores", true, jit::Family::kSm90, Layout::kColMajor, 512},
+        {"sm80", true, jit::Family::kSm80, Layout::kRowMajor, 512},
+        {"small_m", true, jit::Family::kSmallM, Layout::kRowMajor, 64},
+        {"cuBLAS route", false, jit::Family::kElementwise, Layout::kRowMajor, 512},
+    };
     for (const Path& path : paths) {
       for (DataType type : {DataType::kF16, DataType::kBF16}) {
         // x_m over [-12, 12] as the type holds it; s_n = 1 + n / 64 is exact
@@ -180,30 +187,15 @@ class ActivationGpuTest : public Sm90GpuTest {
 };
 
 TEST_F(ActivationGpuTest, Every16BitDPathMatchesFloat64ElementByElement) {
-  const Path paths[] = {
-      {"sm90 staged stores", true, jit::Family::kSm90, Layout::kRowMajor, 512},
-      {"sm90 register stores", true, jit::Family::kSm90, Layout::kColMajor, 512},
-      {"sm80", true, jit::Family::kSm80, Layout::kRowMajor, 512},
-      {"small_m", true, jit::Family::kSmallM, Layout::kRowMajor, 64},
-      {"cuBLAS route", false, jit::Family::kElementwise, Layout::kRowMajor, 512},
-  };
   int checked = 0;
-  CheckPaths(paths, /*f32_d=*/false, &checked);
+  CheckPaths(/*f32_d=*/false, &checked);
   EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 2);
 }
 
-// fp32 D from f16 and bf16 inputs (common/activation_f32.cuh); the staged
-// sm90 epilogue takes fp32 D only with more tiles than SMs.
+// fp32 D from f16 and bf16 inputs (common/activation_f32.cuh).
 TEST_F(ActivationGpuTest, EveryF32DPathMatchesFloat64ElementByElement) {
-  const Path paths[] = {
-      {"sm90 staged stores", true, jit::Family::kSm90, Layout::kRowMajor, 24576},
-      {"sm90 register stores", true, jit::Family::kSm90, Layout::kColMajor, 512},
-      {"sm80", true, jit::Family::kSm80, Layout::kRowMajor, 512},
-      {"small_m", true, jit::Family::kSmallM, Layout::kRowMajor, 64},
-      {"cuBLAS route", false, jit::Family::kElementwise, Layout::kRowMajor, 512},
-  };
   int checked = 0;
-  CheckPaths(paths, /*f32_d=*/true, &checked);
+  CheckPaths(/*f32_d=*/true, &checked);
   EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 2);
 }
 
