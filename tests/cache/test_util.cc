@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/time/clock.h"
+#include "cache/entry_listing.h"
 #include "cache/layout.h"
 #include "cache/real_env.h"
 #include "xxhash.h"
@@ -101,6 +102,15 @@ std::string PayloadFor(const std::string& seed, size_t size) {
     out.append(reinterpret_cast<const char*>(&state), sizeof(state));
   }
   out.resize(size);
+  return out;
+}
+
+std::set<std::string> EntriesUnder(const std::string& root) {
+  std::set<std::string> out;
+  auto files = ListEntryFiles(Env::Default(), root, RootUse::kReadOnly);
+  if (files.ok()) {
+    for (const auto& f : *files) out.insert(f.relative_path);
+  }
   return out;
 }
 

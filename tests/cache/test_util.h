@@ -4,6 +4,7 @@
 #define JITGEMM_TESTS_CACHE_TEST_UTIL_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,9 @@ bool Exists(const std::string& path);
 void SetMtime(const std::string& path, absl::Time time);
 // Regular files under `dir`, as paths relative to it, sorted.
 std::vector<std::string> FilesUnder(const std::string& dir);
+// Relative paths of the cache entries under the root `root`, as the cache
+// lists them (read-only use; none where it cannot).
+std::set<std::string> EntriesUnder(const std::string& root);
 // Files under `dir` whose name matches the temp-file pattern.
 std::vector<std::string> TempFilesUnder(const std::string& dir);
 // chmod -R on `dir` (directories get the x bits of `mode` as well).
