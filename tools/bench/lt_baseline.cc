@@ -56,6 +56,12 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   if (p.d.layout != Layout::kRowMajor) {
     return absl::UnimplementedError("the bench's cuBLASLt baseline needs a row-major D");
   }
+  // As the library's cuBLAS backend (backends/cublas_mapping.cc): Lt cannot
+  // transpose C, and given a C of the other order it computed a wrong D.
+  if (p.epilogue.beta != 0.0f && (p.c.layout != p.d.layout || p.c.type != p.d.type)) {
+    return absl::UnimplementedError(
+        "the bench's cuBLASLt baseline needs C of D's layout and type (Lt cannot transpose C)");
+  }
   std::unique_ptr<LtBaseline> lt(new LtBaseline());
   lt->handle_ = handle;
   lt->alpha_ = p.epilogue.alpha;
