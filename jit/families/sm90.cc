@@ -38,6 +38,7 @@ using sm90::Gated;
 using sm90::kBlockK;
 using sm90::kFp32StagedMinTiles;
 using sm90::kGroupM;
+using sm90::kPingPongMaxKTiles;
 using sm90::kRoomForNext;
 using sm90::kSmallM;
 using sm90::Make;
@@ -175,9 +176,9 @@ class Sm90Family final : public KernelFamily {
       while (c.stages > 2 && SmemBytes(p, c) > budget) --c.stages;
       if (!Supports(p, c, target).ok()) continue;
       if (c.ping_pong) {
-        // Only the exhaustive policy times ping-pong tiles: on the H100 they
-        // lost to the cooperative 128 x 256 tiles wherever both ran
-        // (docs/kernels.md), so the fast list keeps its four.
+        // On the H100 ping-pong tiles lost to the cooperative 128 x 256 tiles
+        // on long k loops (docs/kernels.md): the fast list takes one only
+        // where k is short (below).
         ping_pong.emplace_back(Cost(p, c, target), c);
         continue;
       }
@@ -241,6 +242,11 @@ class Sm90Family final : public KernelFamily {
     }
     if (policy == TuningPolicy::kExhaustive) {
       for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
+    } else if (policy == TuningPolicy::kFast && CeilDiv(p.k, kBlockK) <= kPingPongMaxKTiles &&
+               !ping_pong.empty()) {
+      // Where a tile's k loop is short its epilogue weighs as much, and a
+      // ping-pong tile hides one warpgroup's behind the other's mainloop.
+      out.push_back(RankByCost(std::move(ping_pong), TuningPolicy::kExhaustive, 0).front());
     }
     return out;
   }

@@ -27,6 +27,8 @@ constexpr int kRoomForNext = 32 * 1024;
 // fp32 D is staged for TMA stores only with more tiles than an H100 has SMs
 // (see Sm90TmaStore).
 constexpr int64_t kFp32StagedMinTiles = 132;
+// The fast list adds a ping-pong tile for k loops of at most this many slices.
+constexpr int64_t kPingPongMaxKTiles = 8;
 
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -231,6 +231,22 @@ TEST(Sm90FamilyTest, Fp32DWithSiluOrGeluTakesWarpgroupTilesOf64Rows) {
   EXPECT_TRUE(Sm90().Supports(p, ping_pong, t).ok());
 }
 
+// Short k loops: the fast list also times the cheapest ping-pong tile, whose
+// epilogue overlaps the other warpgroup's mainloop; long ones keep four.
+TEST(Sm90FamilyTest, FastListTimesOnePingPongTileWhereKIsShort) {
+  const TargetInfo t = OfflineTarget(90);
+  auto ping_pongs = [&](const GemmProblem& p) {
+    int n = 0;
+    for (const KernelConfig& c : Sm90().Candidates(p, t, TuningPolicy::kFast)) n += c.ping_pong;
+    return n;
+  };
+  EXPECT_EQ(ping_pongs(Linear(4096, 4096, 256)), 1);
+  EXPECT_EQ(ping_pongs(Linear(4096, 4096, 512)), 1);
+  EXPECT_EQ(ping_pongs(Linear(4096, 4096, 576)), 0);
+  EXPECT_EQ(ping_pongs(Linear(4096, 4096, 4096)), 0);
+  EXPECT_EQ(Sm90().Candidates(Linear(4096, 4096, 4096), t, TuningPolicy::kHeuristic).size(), 1u);
+}
+
 TEST(Sm90FamilyTest, KernelNameSaysTheCluster) {
   const GemmProblem p = Linear(1024, 1024, 1024);
   const KernelConfig c = Sm90Config(128, 256, 2, 4, 2);
