@@ -242,11 +242,18 @@ class Sm90Family final : public KernelFamily {
     }
     if (policy == TuningPolicy::kExhaustive) {
       for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
-    } else if (policy == TuningPolicy::kFast && CeilDiv(p.k, kBlockK) <= kPingPongMaxKTiles &&
-               !ping_pong.empty()) {
+    } else if (policy == TuningPolicy::kFast && CeilDiv(p.k, kBlockK) <= kPingPongMaxKTiles) {
       // Where a tile's k loop is short its epilogue weighs as much, and a
-      // ping-pong tile hides one warpgroup's behind the other's mainloop.
-      out.push_back(RankByCost(std::move(ping_pong), TuningPolicy::kExhaustive, 0).front());
+      // ping-pong tile hides one warpgroup's behind the other's mainloop;
+      // only where its tiles are full and fill the SMs (a 128-row tile for
+      // M = 1 took the place of the sm80 config that won: the fast list
+      // holds 8 configs of all families).
+      for (const KernelConfig& c : RankByCost(std::move(ping_pong), TuningPolicy::kExhaustive, 0)) {
+        if (p.m >= c.block_m && Units(p, c) >= target.multiprocessors) {
+          out.push_back(c);
+          break;
+        }
+      }
     }
     return out;
   }

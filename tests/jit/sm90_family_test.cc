@@ -232,7 +232,8 @@ TEST(Sm90FamilyTest, Fp32DWithSiluOrGeluTakesWarpgroupTilesOf64Rows) {
 }
 
 // Short k loops: the fast list also times the cheapest ping-pong tile, whose
-// epilogue overlaps the other warpgroup's mainloop; long ones keep four.
+// epilogue overlaps the other warpgroup's mainloop, where its tiles are full
+// and fill the SMs; long ones keep four.
 TEST(Sm90FamilyTest, FastListTimesOnePingPongTileWhereKIsShort) {
   const TargetInfo t = OfflineTarget(90);
   auto ping_pongs = [&](const GemmProblem& p) {
@@ -244,6 +245,10 @@ TEST(Sm90FamilyTest, FastListTimesOnePingPongTileWhereKIsShort) {
   EXPECT_EQ(ping_pongs(Linear(4096, 4096, 512)), 1);
   EXPECT_EQ(ping_pongs(Linear(4096, 4096, 576)), 0);
   EXPECT_EQ(ping_pongs(Linear(4096, 4096, 4096)), 0);
+  // Rows that fill no tile, or too few tiles for the SMs.
+  EXPECT_EQ(ping_pongs(Linear(1, 32768, 512)), 0);
+  EXPECT_EQ(ping_pongs(Linear(128, 256, 256)), 0);
+  EXPECT_EQ(ping_pongs(Linear(2048, 2048, 512)), 1);
   EXPECT_EQ(Sm90().Candidates(Linear(4096, 4096, 4096), t, TuningPolicy::kHeuristic).size(), 1u);
 }
 
