@@ -8,6 +8,7 @@
 #include "backends/cublas_mapping.h"
 #include "backends/elementwise_epilogue.h"
 #include "core/option_names.h"
+#include "core/planned_problem.h"
 #include "core/problem_signature.h"
 #include "core/status_macros.h"
 #include "jit/candidates.h"
@@ -73,7 +74,8 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
         out.invalid.push_back(absl::StrCat(path, ": problem ", e.name, ": ", s.ToString()));
         continue;
       }
-      const GemmProblem p = Canonicalize(e.problem);
+      const GemmProblem asked = Canonicalize(e.problem);
+      const GemmProblem p = PlanProblem(asked, options).problem;
       if (signatures.insert(ProblemSignature(p)).second) {
         out.signatures.push_back(ProblemSignature(p));
       }
@@ -81,7 +83,8 @@ absl::StatusOr<ManifestKernels> LoadManifestKernels(const std::vector<std::strin
         jit::KernelSource source =
             jit::SpecializeFor(q, c, target.target, options.pointer_alignment);
         if (!seen.emplace(source.source, source.name_expression).second) return;
-        out.kernels.push_back({path, e.name.empty() ? DebugString(p) : e.name, std::move(source)});
+        out.kernels.push_back(
+            {path, e.name.empty() ? DebugString(asked) : e.name, std::move(source)});
       };
       if (options.backend != BackendPolicy::kJitOnly) {
         // The passes of the cuBLAS routes (the gate pass, docs/gated.md; the

@@ -2,7 +2,7 @@
 // compiles, what `jitgemm-warmup --check` looks for, and what
 // `jitgemm-cache export --manifest` copies. One function computes them for
 // all three, the same way Plan::Create does at run time (Canonicalize,
-// ProposeConfigs with the manifest's options, Specialize, KeyText), so the
+// PlanProblem, ProposeConfigs with the manifest's options, Specialize, KeyText), so the
 // keys agree. A gated problem also needs the gate pass of its cuBLAS route
 // unless its options say JIT only.
 //

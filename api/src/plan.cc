@@ -20,6 +20,7 @@
 #include "backends/jit_backend.h"
 #include "cache/disk_cache.h"
 #include "cache/tuning_record.h"
+#include "core/planned_problem.h"
 #include "core/status_macros.h"
 #include "jit/driver_api.h"
 #include "jit/family.h"
@@ -36,7 +37,8 @@ namespace jitgemm {
 
 class Plan::Impl {
  public:
-  GemmProblem problem;
+  GemmProblem problem;     // as asked, canonical: what Run checks pointers against
+  PlannedProblem planned;  // what the backend computes (core/planned_problem.h)
   PlanInfo info;
   int pointer_alignment = 16;
   std::unique_ptr<Backend> backend;
@@ -90,8 +92,9 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   RecordProblem(problem, options);
   auto impl = std::make_shared<Impl>();
   impl->problem = Canonicalize(problem);
+  impl->planned = PlanProblem(impl->problem, options);
   impl->pointer_alignment = options.pointer_alignment;
-  const GemmProblem& p = impl->problem;
+  const GemmProblem& p = impl->planned.problem;
 
   if (options.backend == BackendPolicy::kCublasOnly) {
     JITGEMM_RETURN_IF_ERROR(UseCublas(p, options, "backend policy is cublas", impl.get()));
@@ -161,14 +164,23 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
         absl::StrCat("JITGEMM_JIT=off, served by ", cublas_won ? "cuBLAS" : "a cached kernel", "; ",
                      result.reason);
   }
+  if (impl->planned.transposed) {
+    impl->info.reason =
+        absl::StrCat("planned as the transpose (row-major D^T = B^T A^T); ", impl->info.reason);
+  }
   // Strict mode always says what served each plan, as deployments want to know.
-  LogDecision(p, impl->info, /*force=*/!options.jit_enabled);
+  LogDecision(impl->problem, impl->info, /*force=*/!options.jit_enabled);
   return Plan(std::move(impl));
 }
 
 absl::Status Plan::Run(const GemmPointers& pointers, CUstream stream) const {
   if (impl_ == nullptr) return absl::FailedPreconditionError("Run on a moved-from Plan");
   JITGEMM_RETURN_IF_ERROR(CheckPointers(impl_->problem, pointers, impl_->pointer_alignment));
+  if (impl_->planned.transposed) {
+    GemmPointers swapped = pointers;
+    std::swap(swapped.a, swapped.b);
+    return impl_->backend->Run(swapped, stream);
+  }
   return impl_->backend->Run(pointers, stream);
 }
 

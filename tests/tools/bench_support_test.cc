@@ -306,6 +306,37 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
   }
 }
 
+// A column-major D runs as its transpose with A and B swapped, as the library
+// plans it; the plain product must match the reference in D's own order.
+TEST(BenchGpuTest, LtBaselineOfAColumnMajorDMatchesReference) {
+  REQUIRE_DEVICE();
+  absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  GemmProblem p = MakeGemm(96, 160, 64, DataType::kF16);
+  p.b.layout = Layout::kColMajor;
+  p.d.layout = Layout::kColMajor;
+  p = Canonicalize(p);
+  const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, 1, p.m, p.k), 4);
+  const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, 1, p.k, p.n), 5);
+  DeviceBuffer da, db, dd;
+  ASSERT_TRUE(da.Allocate(a.bytes.size()).ok());
+  ASSERT_TRUE(db.Allocate(b.bytes.size()).ok());
+  ASSERT_TRUE(dd.Allocate(p.m * p.n * 2).ok());
+  cudaMemcpy(da.get(), a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(db.get(), b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice);
+  absl::StatusOr<std::unique_ptr<LtBaseline>> lt = LtBaseline::Create(
+      (*ctx)->lt(), p, LtBaselineEpilogue::kNone, (*ctx)->workspace(), (*ctx)->workspace_bytes());
+  ASSERT_TRUE(lt.ok()) << lt.status();
+  cudaMemset(dd.get(), 0xff, p.m * p.n * 2);
+  ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), nullptr, nullptr).ok());
+  std::vector<unsigned char> raw(p.m * p.n * 2);
+  ASSERT_EQ(cudaMemcpy(raw.data(), dd.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::vector<float> d = DecodeElements(p.d.type, raw.data(), p.m * p.n);
+  const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
+  EXPECT_LT(RelativeError(p, acc, nullptr, nullptr, d.data(), false), Tolerance(p.d.type, false))
+      << (*lt)->describe();
+}
+
 TEST(BenchGpuTest, TimerReportsAFailureInsideCapture) {
   REQUIRE_DEVICE();
   cudaStream_t s;

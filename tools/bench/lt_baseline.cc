@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "core/cuda_status.h"
+#include "core/planned_problem.h"
 
 namespace jitgemm::bench {
 namespace {
@@ -49,13 +51,14 @@ absl::Status TransposedLayout(const Operand& op, int64_t rows, int64_t cols, int
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t handle,
-                                                               const GemmProblem& p,
+                                                               const GemmProblem& problem,
                                                                LtBaselineEpilogue epilogue,
                                                                void* workspace,
                                                                size_t workspace_bytes) {
-  if (p.d.layout != Layout::kRowMajor) {
-    return absl::UnimplementedError("the bench's cuBLASLt baseline needs a row-major D");
-  }
+  // A column-major D as the row-major D^T = B^T A^T, as the library plans it
+  // (core/planned_problem.h); Run swaps A and B.
+  const bool swap_ab = problem.d.layout == Layout::kColMajor;
+  const GemmProblem p = swap_ab ? TransposeProblem(problem) : problem;
   // As the library's cuBLAS backend (backends/cublas_mapping.cc): Lt cannot
   // transpose C, and given a C of the other order it computed a wrong D.
   if (p.epilogue.beta != 0.0f && (p.c.layout != p.d.layout || p.c.type != p.d.type)) {
@@ -68,6 +71,7 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   lt->beta_ = p.epilogue.beta;
   lt->workspace_ = workspace;
   lt->bias_ = epilogue != LtBaselineEpilogue::kNone;
+  lt->swap_ab_ = swap_ab;
 
   // D^T (N x M) = B^T (N x K) * A^T (K x M): Lt's A is B, Lt's B is A.
   bool op_a = false, op_b = false, unused = false;
@@ -145,6 +149,7 @@ absl::Status LtBaseline::Run(const void* a, const void* b, const void* c, void* 
     BENCH_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                             sizeof(bias)));
   }
+  if (swap_ab_) std::swap(a, b);
   BENCH_LT(cublasLtMatmul(handle_, op_, &alpha_, b, a_, a, b_, &beta_, beta_ != 0.0f ? c : d, c_, d,
                           d_, &algo_.algo, workspace_, algo_.workspaceSize, stream));
   return absl::OkStatus();

@@ -2,8 +2,9 @@
 // cuBLASLt and independent of the library's own cuBLAS backend: the plain
 // product, the product with Lt's BIAS epilogue, and with RELU_BIAS or GELU_BIAS (tanh GELU).
 //
-// Only what the suites need: D row-major (computed as D^T = B^T A^T), A and B
-// of either order, strided batches, a per-column bias (nn.Linear's).
+// Only what the suites need: D of either order (a row-major D computed as
+// D^T = B^T A^T, a column-major one as itself), A and B of either order,
+// strided batches, a per-column bias of a row-major D (nn.Linear's).
 //
 // Thread safety: Run sets the bias pointer on the descriptor; one thread.
 #ifndef JITGEMM_TOOLS_BENCH_LT_BASELINE_H_
@@ -25,8 +26,8 @@ enum class LtBaselineEpilogue { kNone, kBias, kReluBias, kGeluBias };
 
 class LtBaseline {
  public:
-  // REQUIRES: problem canonical and valid; d row-major; a bias epilogue only
-  // with problem.epilogue.bias == kPerColumn.
+  // REQUIRES: problem canonical and valid; a bias epilogue only with a
+  // per-column bias of a row-major D, or a per-row one of a column-major D.
   static absl::StatusOr<std::unique_ptr<LtBaseline>> Create(cublasLtHandle_t handle,
                                                             const GemmProblem& problem,
                                                             LtBaselineEpilogue epilogue,
@@ -48,6 +49,7 @@ class LtBaseline {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   cublasLtMatmulHeuristicResult_t algo_ = {};
   bool bias_ = false;
+  bool swap_ab_ = false;  // a column-major D, computed as its transpose
   float alpha_ = 1.0f, beta_ = 0.0f;
   void* workspace_ = nullptr;
   std::string describe_;

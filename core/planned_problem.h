@@ -1,0 +1,41 @@
+// The problem a plan is made for. Every family stores a row-major D faster
+// than a column-major one (a row-major 16-bit D goes out through shared memory
+// and TMA stores, a column-major one from registers at half the speed), so a
+// column-major D is planned as its transpose: D^T = B^T A^T, an N x M problem
+// with a row-major D over the same memory, A and B swapped and a bias per
+// column becoming one per row. The run swaps the A and B pointers.
+//
+// Kept as asked: a gated epilogue (its halves are columns of D), a small M
+// with a larger N (the small-M family serves it, and the transpose would
+// leave it a tiny N instead), a batch broadcasting A or B (the family folds a
+// broadcast B into M), and Options::constant_b (the promise is about B, which
+// the transpose would read as A).
+//
+// Pure functions of their arguments; thread-safe.
+#ifndef JITGEMM_CORE_PLANNED_PROBLEM_H_
+#define JITGEMM_CORE_PLANNED_PROBLEM_H_
+
+#include "jitgemm/options.h"
+#include "jitgemm/problem.h"
+
+namespace jitgemm {
+
+struct PlannedProblem {
+  GemmProblem problem;      // what candidates, tuning records and kernels see
+  bool transposed = false;  // run with the A and B pointers swapped
+};
+
+// M at most this, with N larger, stays as asked (the small-M family's range).
+inline constexpr int64_t kPlanSmallM = 64;
+
+// The transpose of a canonical problem whose D is column-major: N x M x K with
+// A' = B^T, B' = A^T, C' = C^T, D' = D^T (row-major), the bias mode flipped.
+GemmProblem TransposeProblem(const GemmProblem& canonical);
+
+// The problem Plan::Create plans for a canonical, valid problem under
+// `options`: the problem itself, or its transpose (see above).
+PlannedProblem PlanProblem(const GemmProblem& canonical, const Options& options);
+
+}  // namespace jitgemm
+
+#endif  // JITGEMM_CORE_PLANNED_PROBLEM_H_
