@@ -11,14 +11,19 @@ sizes off every tile and off 16-byte rows (odd N and K, padded leading
 dimensions), K as short as 16, so the small-M family, the sm80 family and the
 cuBLAS route are tried where the sm90 family cannot serve.
 
-Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [--space mid|wide] [OUT]
+`--d-layout col` writes every D (and C) column-major, with the same shapes as
+the row-major draw of that seed, for the plans that compute such a D as its
+transpose (docs/kernels.md).
+
+Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [--space mid|wide]
+                                      [--d-layout row|col] [OUT]
 """
 import argparse
 import json
 import random
 
 
-def problem(rng, i):
+def problem(rng, i, d_layout="row"):
     m = rng.choice([96, 200, 384, 640, 768, 1000, 1536, 2304, 3000])
     n = rng.choice([256, 520, 1280, 2048, 3000, 4608, 5120])
     k = rng.choice([256, 700, 1024, 2048, 3072, 4096, 5000])
@@ -28,8 +33,8 @@ def problem(rng, i):
         "m": m, "n": n, "k": k,
         "a": {"type": t, "layout": rng.choice(["row", "row", "col"])},
         "b": {"type": t, "layout": rng.choice(["row", "col", "col"])},
-        "c": {"type": t, "layout": "row"},
-        "d": {"type": rng.choice([t, t, t, "f32"]), "layout": "row"},
+        "c": {"type": t, "layout": d_layout},
+        "d": {"type": rng.choice([t, t, t, "f32"]), "layout": d_layout},
     }
     epi = {"activation": rng.choice(["none", "none", "relu", "gelu_tanh", "gelu_erf", "silu"])}
     kind = rng.random()
@@ -57,7 +62,7 @@ def problem(rng, i):
     return p
 
 
-def wide_problem(rng, i):
+def wide_problem(rng, i, d_layout="row"):
     """One problem of the whole space, capped at 0.5 TFLOP so a manifest stays quick."""
     while True:
         m = rng.choice([1, 2, 5, 8, 16, 24, 33, 48, 64, 65, 80, 127, 130, 255, 257, 500, 777,
@@ -67,7 +72,7 @@ def wide_problem(rng, i):
         k = rng.choice([16, 40, 64, 100, 128, 255, 512, 999, 1024, 2048, 3000, 4096, 8192])
         if 2 * m * n * k <= 5e11:
             break
-    p = problem(rng, i)
+    p = problem(rng, i, d_layout)
     p["name"] = f"wide {i}"
     p["m"], p["n"], p["k"] = m, n, k
     gated = p["epilogue"].get("gate") == "halves"
@@ -90,12 +95,13 @@ def main():
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--space", choices=["mid", "wide"], default="mid")
+    ap.add_argument("--d-layout", choices=["row", "col"], default="row")
     ap.add_argument("out", nargs="?", default="bench/manifests/unseen_mix.json")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     draw = wide_problem if args.space == "wide" else problem
     doc = {"version": 1, "options": {"tuning": "fast", "pdl": True, "pointer_alignment": 16},
-           "problems": [draw(rng, i) for i in range(args.count)]}
+           "problems": [draw(rng, i, args.d_layout) for i in range(args.count)]}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
