@@ -32,8 +32,8 @@ GemmProblem TransposeProblem(const GemmProblem& p) {
 
 PlannedProblem PlanProblem(const GemmProblem& p, const Options& options) {
   const bool transpose = p.d.layout == Layout::kColMajor && p.epilogue.gate == Gate::kNone &&
-                         !(p.m <= kPlanSmallM && p.n > p.m) && !Broadcasts(p) &&
-                         !options.constant_b;
+                         p.m >= kPlanMinSide && p.n >= kPlanMinSide && p.k >= kPlanMinK &&
+                         !Broadcasts(p) && !options.constant_b;
   if (!transpose) return {p, false};
   return {TransposeProblem(p), true};
 }

@@ -5,11 +5,15 @@
 // with a row-major D over the same memory, A and B swapped and a bias per
 // column becoming one per row. The run swaps the A and B pointers.
 //
-// Kept as asked: a gated epilogue (its halves are columns of D), a small M
-// with a larger N (the small-M family serves it, and the transpose would
-// leave it a tiny N instead), a batch broadcasting A or B (the family folds a
-// broadcast B into M), and Options::constant_b (the promise is about B, which
-// the transpose would read as A).
+// Only where that pays: M and N both at least kPlanMinSide and K at least
+// kPlanMinK. There the sm90 family's large tiles serve the problem, and their
+// register store of a column-major D is what costs. Smaller or skinnier
+// problems go to the sm80, small-M or cuBLAS routes, whose column-major store
+// costs little, and there the transpose's flipped operand layouts measured
+// slower as often as faster (docs/kernels.md). Kept as asked too: a gated
+// epilogue (its halves are columns of D), a batch broadcasting A or B (the
+// family folds a broadcast B into M), and Options::constant_b (the promise is
+// about B, which the transpose would read as A).
 //
 // Pure functions of their arguments; thread-safe.
 #ifndef JITGEMM_CORE_PLANNED_PROBLEM_H_
@@ -25,8 +29,9 @@ struct PlannedProblem {
   bool transposed = false;  // run with the A and B pointers swapped
 };
 
-// M at most this, with N larger, stays as asked (the small-M family's range).
-inline constexpr int64_t kPlanSmallM = 64;
+// The least M and N, and the least K, of a problem planned as its transpose.
+inline constexpr int64_t kPlanMinSide = 256;
+inline constexpr int64_t kPlanMinK = 64;
 
 // The transpose of a canonical problem whose D is column-major: N x M x K with
 // A' = B^T, B' = A^T, C' = C^T, D' = D^T (row-major), the bias mode flipped.

@@ -18,18 +18,18 @@ using ::jitgemm::support::IsOk;
 // row-major C of its own leading dimension, a per-column bias per batch.
 GemmProblem ColumnMajorD() {
   GemmProblem p;
-  p.m = 96;
-  p.n = 80;
-  p.k = 40;
+  p.m = 288;
+  p.n = 272;
+  p.k = 72;
   p.batch_count = 3;
-  p.a = {DataType::kBF16, Layout::kRowMajor, 48, 96 * 48};
-  p.b = {DataType::kBF16, Layout::kColMajor, 40, 40 * 80 + 8};
-  p.c = {DataType::kF32, Layout::kRowMajor, 88, 96 * 88};
-  p.d = {DataType::kF32, Layout::kColMajor, 100, 100 * 80};
+  p.a = {DataType::kBF16, Layout::kRowMajor, 80, 288 * 80};
+  p.b = {DataType::kBF16, Layout::kColMajor, 72, 72 * 272 + 8};
+  p.c = {DataType::kF32, Layout::kRowMajor, 280, 288 * 280};
+  p.d = {DataType::kF32, Layout::kColMajor, 300, 300 * 272};
   p.epilogue.beta = 0.5f;
   p.epilogue.alpha = 2.0f;
   p.epilogue.bias = BiasMode::kPerColumn;
-  p.epilogue.bias_batch_stride = 80;
+  p.epilogue.bias_batch_stride = 272;
   p.epilogue.activation = Activation::kSilu;
   return Canonicalize(p);
 }
@@ -39,19 +39,19 @@ TEST(PlanProblemTest, PlansAColumnMajorDAsItsTranspose) {
   const PlannedProblem planned = PlanProblem(p, Options());
   ASSERT_TRUE(planned.transposed);
   const GemmProblem& t = planned.problem;
-  EXPECT_EQ(t.m, 80);
-  EXPECT_EQ(t.n, 96);
-  EXPECT_EQ(t.k, 40);
+  EXPECT_EQ(t.m, 272);
+  EXPECT_EQ(t.n, 288);
+  EXPECT_EQ(t.k, 72);
   EXPECT_EQ(t.a.layout, Layout::kRowMajor);  // B^T of a column-major B
-  EXPECT_EQ(t.a.ld, 40);
-  EXPECT_EQ(t.a.batch_stride, 40 * 80 + 8);
+  EXPECT_EQ(t.a.ld, 72);
+  EXPECT_EQ(t.a.batch_stride, 72 * 272 + 8);
   EXPECT_EQ(t.b.layout, Layout::kColMajor);  // A^T of a row-major A
-  EXPECT_EQ(t.b.ld, 48);
+  EXPECT_EQ(t.b.ld, 80);
   EXPECT_EQ(t.c.layout, Layout::kColMajor);
   EXPECT_EQ(t.d.layout, Layout::kRowMajor);
-  EXPECT_EQ(t.d.ld, 100);
+  EXPECT_EQ(t.d.ld, 300);
   EXPECT_EQ(t.epilogue.bias, BiasMode::kPerRow);
-  EXPECT_EQ(t.epilogue.bias_batch_stride, 80);
+  EXPECT_EQ(t.epilogue.bias_batch_stride, 272);
   EXPECT_THAT(ValidateProblem(t), IsOk());
   // Transposing twice gives the problem back.
   const GemmProblem back = TransposeProblem(t);
@@ -68,7 +68,7 @@ TEST(PlanProblemTest, TheTransposeComputesTheSameDOverTheSameMemory) {
     GemmProblem p = ColumnMajorD();
     p.epilogue.bias = bias;
     p = Canonicalize(p);
-    const GemmProblem t = PlanProblem(p, Options()).problem;
+    const GemmProblem t = TransposeProblem(p);
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     auto fill = [&](DataType type, int64_t count) {
@@ -83,10 +83,10 @@ TEST(PlanProblemTest, TheTransposeComputesTheSameDOverTheSameMemory) {
                                          reinterpret_cast<uint16_t*>(full.data() + count))
                  : half;
     };
-    const std::vector<uint16_t> a = fill(p.a.type, 3 * 96 * 48);
-    const std::vector<uint16_t> b = fill(p.b.type, 3 * (40 * 80 + 8));
-    const std::vector<uint16_t> c = fill(p.c.type, 3 * 96 * 88);
-    const std::vector<uint16_t> bias_values = fill(p.d.type, 3 * 96);
+    const std::vector<uint16_t> a = fill(p.a.type, 3 * 288 * 80);
+    const std::vector<uint16_t> b = fill(p.b.type, 3 * (72 * 272 + 8));
+    const std::vector<uint16_t> c = fill(p.c.type, 3 * 288 * 280);
+    const std::vector<uint16_t> bias_values = fill(p.d.type, 3 * 288);
     const std::vector<double> want =
         support::ReferenceGemm(p, a.data(), b.data(), c.data(), bias_values.data());
     const std::vector<double> got =
@@ -110,14 +110,18 @@ TEST(PlanProblemTest, KeepsWhatTheTransposeWouldServeWorse) {
   GemmProblem gated = ColumnMajorD();
   gated.epilogue.beta = 0.f;
   gated.epilogue.gate = Gate::kHalves;
-  gated.b.batch_stride = 40 * 160;
+  gated.b.batch_stride = 72 * 544;
   EXPECT_FALSE(PlanProblem(Canonicalize(gated), Options()).transposed);
-  GemmProblem small_m = ColumnMajorD();
-  small_m.m = kPlanSmallM;  // the small-M family's, with N larger
-  small_m.n = 2 * kPlanSmallM;
-  EXPECT_FALSE(PlanProblem(small_m, Options()).transposed);
-  small_m.n = kPlanSmallM / 2;  // N smaller still: the transpose is small-M
-  EXPECT_TRUE(PlanProblem(small_m, Options()).transposed);
+  GemmProblem skinny = ColumnMajorD();
+  skinny.m = kPlanMinSide - 1;
+  EXPECT_FALSE(PlanProblem(skinny, Options()).transposed);
+  skinny.m = kPlanMinSide;
+  skinny.n = kPlanMinSide - 1;
+  EXPECT_FALSE(PlanProblem(skinny, Options()).transposed);
+  skinny.n = kPlanMinSide;
+  EXPECT_TRUE(PlanProblem(skinny, Options()).transposed);
+  skinny.k = kPlanMinK - 1;
+  EXPECT_FALSE(PlanProblem(skinny, Options()).transposed);
   GemmProblem broadcast = ColumnMajorD();
   broadcast.b.batch_stride = 0;
   EXPECT_FALSE(PlanProblem(broadcast, Options()).transposed);

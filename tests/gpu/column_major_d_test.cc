@@ -36,7 +36,7 @@ TEST_F(ColumnMajorDTest, EveryPolicyPlansTheTransposeAndMatchesFloat64) {
     for (const Epi& e :
          {Epi{BiasMode::kPerColumn, Activation::kSilu},
           Epi{BiasMode::kPerRow, Activation::kGeluErf}, Epi{BiasMode::kNone, Activation::kRelu}}) {
-      GemmProblem p = MakeGemm(192, 136, 72, DataType::kBF16);
+      GemmProblem p = MakeGemm(320, 264, 72, DataType::kBF16);
       p.b.layout = Layout::kColMajor;
       p.d.layout = Layout::kColMajor;
       p.epilogue.bias = e.bias;
@@ -72,7 +72,7 @@ TEST_F(ColumnMajorDTest, EveryPolicyPlansTheTransposeAndMatchesFloat64) {
   }
 }
 
-TEST_F(ColumnMajorDTest, ASmallMWithALargerNStaysAsAsked) {
+TEST_F(ColumnMajorDTest, ASkinnyProblemStaysAsAsked) {
   GemmProblem p = MakeGemm(16, 256, 128, DataType::kBF16);
   p.b.layout = Layout::kColMajor;
   p.d.layout = Layout::kColMajor;
