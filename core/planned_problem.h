@@ -1,7 +1,7 @@
-// The problem a plan is made for. Every family stores a row-major D faster
-// than a column-major one (a row-major 16-bit D goes out through shared memory
-// and TMA stores, a column-major one from registers at half the speed), so a
-// column-major D is planned as its transpose: D^T = B^T A^T, an N x M problem
+// The problem a plan is made for. The sm90 family stores a row-major D
+// through shared memory and TMA stores, and a column-major one from registers
+// at about half the speed, so a large column-major D is planned as its
+// transpose: D^T = B^T A^T, an N x M problem
 // with a row-major D over the same memory, A and B swapped and a bias per
 // column becoming one per row. The run swaps the A and B pointers.
 //
