@@ -91,7 +91,9 @@ absl::StatusOr<std::unique_ptr<ElementwiseEpilogue>> UnimplementedElementwiseEpi
 // driver; Unimplemented when cuBLASLt has no kernel for the type combination
 // or the elementwise pass cannot be made; Internal for other cuBLAS / CUDA
 // failures. `options.allow_tf32` selects CUBLAS_COMPUTE_32F_FAST_TF32 for f32
-// inputs; `options.pointer_alignment` bounds the alignment Lt may assume.
+// inputs; `options.pointer_alignment`, lowered by each operand's leading
+// dimension and batch stride (core/operand_alignment.h), bounds the alignment
+// Lt may assume.
 // `algorithm` picks the heuristic's n-th suggestion (0: its first choice);
 // NotFound when cuBLASLt offers fewer. The tuner times a few of them.
 // `activation_in_pass`: where Lt's epilogue would apply the activation, Lt

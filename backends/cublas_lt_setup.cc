@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/cuda_runtime_status.h"
 #include "core/cuda_status.h"
+#include "core/operand_alignment.h"
 #include "core/status_macros.h"
 
 namespace jitgemm::backends {
@@ -86,6 +87,15 @@ const void* AddressWithAlignment(int alignment) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(4096 + alignment));
 }
 
+// What cuBLASLt may assume of every column of every batch matrix of `x` (Lt's
+// matrices are column-major). Its heuristic reads only the alignment it is
+// told here, not the leading dimension's or the batch stride's.
+uint32_t LtAlignment(const LtMatrix& x, int64_t batch_count, int pointer_alignment) {
+  const Operand op{x.type, Layout::kColMajor, x.ld, x.batch_stride};
+  return static_cast<uint32_t>(std::max(
+      OperandAlignment(op, x.rows, x.cols, batch_count, pointer_alignment), DataTypeSize(x.type)));
+}
+
 }  // namespace
 
 bool HasLtBias(LtEpilogue e) {
@@ -153,7 +163,12 @@ absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment, Lt
                                           static_cast<int64_t>(m.bias_batch_stride),
                                           "BIAS_BATCH_STRIDE"));
     }
-    const void* bias = AddressWithAlignment(std::max(pointer_alignment, DataTypeSize(m.d.type)));
+    int bias_alignment = LargestPow2Divisor(pointer_alignment, 256);
+    if (m.batch_count > 1 && m.bias_batch_stride > 0) {
+      bias_alignment =
+          LargestPow2Divisor(m.bias_batch_stride * DataTypeSize(m.d.type), bias_alignment);
+    }
+    const void* bias = AddressWithAlignment(std::max(bias_alignment, DataTypeSize(m.d.type)));
     JITGEMM_RETURN_IF_ERROR(
         SetDescAttr(out->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "BIAS_POINTER"));
   }
@@ -178,17 +193,15 @@ absl::StatusOr<cublasLtMatmulHeuristicResult_t> BestAlgo(cublasLtHandle_t handle
       pref_owner(pref, &cublasLtMatmulPreferenceDestroy);
   JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, max_workspace,
                                       "PREF_MAX_WORKSPACE_BYTES"));
-  auto align = [&](DataType t) {
-    return static_cast<uint32_t>(std::max(pointer_alignment, DataTypeSize(t)));
-  };
-  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                      align(m.a.type), "PREF_MIN_ALIGNMENT_A"));
-  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                      align(m.b.type), "PREF_MIN_ALIGNMENT_B"));
-  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                      align(m.c.type), "PREF_MIN_ALIGNMENT_C"));
-  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                      align(m.d.type), "PREF_MIN_ALIGNMENT_D"));
+  auto align = [&](const LtMatrix& x) { return LtAlignment(x, m.batch_count, pointer_alignment); };
+  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(m.a),
+                                      "PREF_MIN_ALIGNMENT_A"));
+  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(m.b),
+                                      "PREF_MIN_ALIGNMENT_B"));
+  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(m.c),
+                                      "PREF_MIN_ALIGNMENT_C"));
+  JITGEMM_RETURN_IF_ERROR(SetPrefAttr(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(m.d),
+                                      "PREF_MIN_ALIGNMENT_D"));
   std::vector<cublasLtMatmulHeuristicResult_t> results(index + 1);
   int returned = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(

@@ -26,29 +26,11 @@ const char* DeviceType(DataType t) {
   return "void";
 }
 
-int LargestPow2Divisor(int64_t bytes) {
-  int a = 16;
-  while (a > 1 && bytes % a != 0) a /= 2;
-  return a;
-}
-
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
 int64_t Stride(int64_t s) { return s == kNoStride ? 0 : s; }
 
 }  // namespace
-
-int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batch,
-                     int pointer_alignment) {
-  const int64_t esize = DataTypeSize(op.type);
-  int align = LargestPow2Divisor(pointer_alignment);
-  const int64_t lines = op.layout == Layout::kRowMajor ? rows : cols;
-  if (lines > 1) align = std::min(align, LargestPow2Divisor(op.ld * esize));
-  if (batch > 1 && op.batch_stride > 0) {
-    align = std::min(align, LargestPow2Divisor(op.batch_stride * esize));
-  }
-  return align;
-}
 
 KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
                         const KernelFamily& family, const LaunchShape& shape,
@@ -58,11 +40,7 @@ KernelSource Specialize(const GemmProblem& p, const KernelConfig& config,
   const int align_b = OperandAlignment(p.b, p.k, BColumns(p), batch, pointer_alignment);
   const int align_c = OperandAlignment(p.c, p.m, p.n, batch, pointer_alignment);
   const int align_d = OperandAlignment(p.d, p.m, p.n, batch, pointer_alignment);
-  int align_bias = LargestPow2Divisor(pointer_alignment);
-  if (batch > 1 && p.epilogue.bias_batch_stride > 0) {
-    align_bias = std::min(
-        align_bias, LargestPow2Divisor(p.epilogue.bias_batch_stride * DataTypeSize(p.d.type)));
-  }
+  const int align_bias = BiasAlignment(p, pointer_alignment);
   const bool has_c = p.epilogue.beta != 0.0f;
   const int threads = static_cast<int>(shape.block[0] * shape.block[1] * shape.block[2]);
   auto row = [](const Operand& o) { return Bool(o.layout == Layout::kRowMajor); };

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/operand_alignment.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
 #include "jitgemm/problem.h"
@@ -30,11 +31,6 @@ struct KernelSource {
   std::string source;           // the translation unit
   std::string name_expression;  // "<template><JitgemmSpec>"
 };
-
-// Largest power of two (<= 16) dividing every row/column start of an operand,
-// in bytes, given the promised pointer alignment.
-int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batch,
-                     int pointer_alignment);
 
 // REQUIRES: `problem` is valid and canonical; family.Supports(problem, config) is OK.
 KernelSource Specialize(const GemmProblem& problem, const KernelConfig& config,

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/operand_alignment.h"
 #include "jit/families/elementwise.h"
 #include "jit/families/families.h"
 #include "jit/family.h"
@@ -28,12 +29,6 @@ constexpr int kThreads = 256;
 constexpr int kWorkspaceAlignment = 16;
 
 bool Gated(const GemmProblem& p) { return p.epilogue.gate == Gate::kHalves; }
-
-int LargestPow2Divisor(int64_t bytes, int cap) {
-  int a = cap;
-  while (a > 1 && bytes % a != 0) a /= 2;
-  return a;
-}
 
 // Bytes every line start of both halves of W is aligned to.
 int ProductAlignment(const GemmProblem& p) {

@@ -117,6 +117,38 @@ TEST_P(CublasBackendCaseTest, MatchesFloat64ReferenceWithSixteenBytePointers) {
 INSTANTIATE_TEST_SUITE_P(Lt, CublasBackendCaseTest, ::testing::ValuesIn(LtCases()),
                          [](const auto& info) { return info.param.name; });
 
+// D rows 4099 elements long (2-byte aligned) and batches 532870 elements
+// apart (4-byte aligned), C packed: told only the pointers' 16 bytes, Lt's
+// heuristic offered algorithms that faulted with a misaligned address on the
+// H100 (the first one with the odd stride, a later one without it). Each of
+// the six suggestions the exhaustive tuner may time must run and be right.
+TEST(CublasBackendTest, OddLeadingDimensionAndBatchStrideOfDRunEverySuggestion) {
+  JITGEMM_REQUIRE_GPU();
+  for (int64_t d_stride : {int64_t{532870}, int64_t{532896}}) {
+    GemmProblem p =
+        Problem(130, 4096, 16, DataType::kBF16, DataType::kBF16, Layout::kRowMajor,
+                Layout::kColMajor, Layout::kRowMajor, BiasMode::kNone, Activation::kNone);
+    p.batch_count = 4;
+    p.a.batch_stride = 2080;
+    p.b.batch_stride = 65536;
+    p.c.batch_stride = 532480;
+    p.d.ld = 4099;
+    p.d.batch_stride = d_stride;
+    p.epilogue.beta = 1.0f;
+    for (int algorithm = 0; algorithm < 6; ++algorithm) {
+      SCOPED_TRACE(testing::Message()
+                   << "D batch stride " << d_stride << ", suggestion " << algorithm);
+      auto backend = CreateCublasBackend(p, Options(), nullptr, algorithm);
+      if (absl::IsNotFound(backend.status())) break;
+      ASSERT_TRUE(backend.ok()) << backend.status();
+      Case c(p);
+      ASSERT_TRUE((*backend)->Run(c.pointers(), nullptr).ok()) << (*backend)->Describe();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << (*backend)->Describe();
+      EXPECT_LT(c.Error(c.Reference(true)), Tolerance(p.d.type, false)) << (*backend)->Describe();
+    }
+  }
+}
+
 TEST(CublasBackendTest, NoDeviceIsFailedPrecondition) {
   if (support::NoGpuReason().empty()) GTEST_SKIP() << "a CUDA device is present";
   auto backend = CreateCublasBackend(

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/jit_backend.h"
+#include "core/operand_alignment.h"
 #include "gtest/gtest.h"
 #include "jit/family.h"
 #include "jit/specializer.h"
@@ -33,8 +34,8 @@ struct TwoByteRows {
 };
 
 TwoByteRows RowsOnTwoBytes(const GemmProblem& p, int pointer_alignment) {
-  return {jit::OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment) == 2,
-          jit::OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment) == 2};
+  return {OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment) == 2,
+          OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment) == 2};
 }
 
 Case StagedCase(std::mt19937_64& rng, int index) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/operand_alignment.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/family.h"

@@ -66,18 +66,6 @@ TEST(SpecializeTest, RuntimeMLeavesMOut) {
               HasSubstr("kM = 0,"));
 }
 
-TEST(OperandAlignmentTest, FollowsPointerLdAndStride) {
-  Operand op{DataType::kBF16, Layout::kRowMajor, 4096, kNoStride};
-  EXPECT_EQ(OperandAlignment(op, 8, 4096, 1, 16), 16);
-  EXPECT_EQ(OperandAlignment(op, 8, 4096, 1, 4), 4);
-  op.ld = 4097;  // odd row length: rows start 2-byte aligned
-  EXPECT_EQ(OperandAlignment(op, 8, 4097, 1, 16), 2);
-  EXPECT_EQ(OperandAlignment(op, 1, 4097, 1, 16), 16);  // one row: ld never used
-  op.ld = 4096;
-  op.batch_stride = 4100;
-  EXPECT_EQ(OperandAlignment(op, 8, 4096, 3, 16), 8);
-}
-
 // RELIABILITY item 14: every input of the kernel changes the key; nothing else does.
 struct KeyCase {
   std::string name;

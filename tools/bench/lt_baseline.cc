@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "core/cuda_status.h"
+#include "core/operand_alignment.h"
 #include "core/planned_problem.h"
 
 namespace jitgemm::bench {
@@ -122,6 +123,24 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   const uint64_t ws = workspace_bytes;
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  // The buffers are cudaMalloc's (256-byte aligned), but an odd leading
+  // dimension or batch stride starts lines and batches less aligned, and Lt's
+  // heuristic, told nothing, assumes 256 bytes for every one of them.
+  const Operand& c = p.epilogue.beta != 0.0f ? p.c : p.d;
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+       static_cast<uint32_t>(OperandAlignment(p.b, p.k, p.n, p.batch_count, 256))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+       static_cast<uint32_t>(OperandAlignment(p.a, p.m, p.k, p.batch_count, 256))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+       static_cast<uint32_t>(OperandAlignment(c, p.m, p.n, p.batch_count, 256))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+       static_cast<uint32_t>(OperandAlignment(p.d, p.m, p.n, p.batch_count, 256))}};
+  for (const auto& [attr, bytes] : alignments) {
+    if (st == CUBLAS_STATUS_SUCCESS) {
+      st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes));
+    }
+  }
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS) {
     st = cublasLtMatmulAlgoGetHeuristic(handle, lt->op_, lt->a_, lt->b_, lt->c_, lt->d_, pref, 1,
