@@ -67,39 +67,58 @@ struct Epilogue {
     const float alpha = args.alpha, beta = args.beta;
     const int g = lane >> 2, q = lane & 3;
 
-    // Per-row bias of this thread's rows (2 per mi).
-    float brow[kMI][2];
+    // Each access as an immediate offset from the thread's first element:
+    // computing every address on its own held a 64-bit register pair per
+    // store, and ptxas spilled 64 x 64 warp tiles.
+    D* const d_thread = d + Offset<S::kRowD, S::kLdd>(row0 + g, col0 + 2 * q);
+    const C* const c_thread = S::kHasC ? c + Offset<S::kRowC, S::kLdc>(row0 + g, col0 + 2 * q) : c;
+    // A per-row bias is read once per pair of rows and a per-column one once
+    // per column pair, so the loop over rows is the outer one for a per-row
+    // bias. Loading all of a thread's row biases first kept them live beside
+    // its 128 accumulators in 64 x 64 warp tiles, and ptxas spilled.
+    constexpr bool kRowsOuter = S::kBias == 2;
+    constexpr int kOuter = kRowsOuter ? kMI : kNI;
+    constexpr int kInner = kRowsOuter ? kNI : kMI;
 #pragma unroll
-    for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0 + mi * 16 + g + 8 * h;
-        brow[mi][h] = 0.f;
-        if (S::kBias == 2 && (kMFull || row < m_total)) brow[mi][h] = ToFloat(bias[row]);
-      }
-
-#pragma unroll
-    for (int ni = 0; ni < kNI; ++ni) {
-      const int col = col0 + ni * 8 + 2 * q;
-      const bool ok0 = kNFull || col < S::kN;
-      const bool ok1 = kNFull || col + 1 < S::kN;
+    for (int o = 0; o < kOuter; ++o) {
       float bc0 = 0.f, bc1 = 0.f;
-      if (S::kBias == 1) LoadPair<D, kVecBias>(bias + col, ok0, ok1, bc0, bc1);
-#pragma unroll
-      for (int mi = 0; mi < kMI; ++mi) {
+      if (S::kBias == 1) {
+        const int col = col0 + o * 8 + 2 * q;
+        LoadPair<D, kVecBias>(bias + col, kNFull || col < S::kN, kNFull || col + 1 < S::kN, bc0,
+                              bc1);
+      }
+      float brow[2] = {0.f, 0.f};
+      if (S::kBias == 2) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int row = row0 + mi * 16 + g + 8 * h;
+          const int row = row0 + o * 16 + g + 8 * h;
+          if (kMFull || row < m_total) brow[h] = ToFloat(bias[row]);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kInner; ++i) {
+        const int mi = kRowsOuter ? o : i;
+        const int ni = kRowsOuter ? i : o;
+        const int col = col0 + ni * 8 + 2 * q;
+        const bool ok0 = kNFull || col < S::kN;
+        const bool ok1 = kNFull || col + 1 < S::kN;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          // Offsets from the thread's first element: constants once unrolled,
+          // so every access is one base register plus an immediate.
+          const int dr = mi * 16 + 8 * h, dc = ni * 8;
+          const int row = row0 + g + dr;
           if (!kMFull && row >= m_total) continue;
           float v0 = alpha * acc[mi][ni][2 * h];
           float v1 = alpha * acc[mi][ni][2 * h + 1];
           if (S::kHasC) {
             float c0, c1;
+            const C* cp = c_thread + Offset<S::kRowC, S::kLdc>(dr, dc);
             if (kVecC) {
-              LoadPair<C, true>(c + Offset<S::kRowC, S::kLdc>(row, col), ok0, ok1, c0, c1);
+              LoadPair<C, true>(cp, ok0, ok1, c0, c1);
             } else {
-              c0 = ok0 ? ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col)]) : 0.f;
-              c1 = ok1 ? ToFloat(c[Offset<S::kRowC, S::kLdc>(row, col + 1)]) : 0.f;
+              c0 = ok0 ? ToFloat(cp[0]) : 0.f;
+              c1 = ok1 ? ToFloat(cp[Offset<S::kRowC, S::kLdc>(0, 1)]) : 0.f;
             }
             v0 += beta * c0;
             v1 += beta * c1;
@@ -108,25 +127,25 @@ struct Epilogue {
             v0 += bc0;
             v1 += bc1;
           } else if (S::kBias == 2) {
-            v0 += brow[mi][h];
-            v1 += brow[mi][h];
+            v0 += brow[h];
+            v1 += brow[h];
           }
           v0 = ActivateFor<D, S::kAct>(v0);
           v1 = ActivateFor<D, S::kAct>(v1);
-          StorePair(d, row, col, ok0, ok1, v0, v1);
+          StorePairAt(d_thread + Offset<S::kRowD, S::kLdd>(dr, dc), ok0, ok1, v0, v1);
         }
       }
     }
   }
 
-  // Stores the final values of D(row, col) and D(row, col + 1).
-  __device__ __forceinline__ static void StorePair(D* d, int row, int col, bool ok0, bool ok1,
-                                                   float v0, float v1) {
+  // Stores the final values of D(row, col) and D(row, col + 1), p pointing at the first.
+  __device__ __forceinline__ static void StorePairAt(D* p, bool ok0, bool ok1, float v0,
+                                                     float v1) {
     if (kVecD && ok1) {
-      StorePairVec<D>(d + Offset<S::kRowD, S::kLdd>(row, col), v0, v1);
+      StorePairVec<D>(p, v0, v1);
     } else {
-      if (ok0) d[Offset<S::kRowD, S::kLdd>(row, col)] = FromFloat<D>(v0);
-      if (ok1) d[Offset<S::kRowD, S::kLdd>(row, col + 1)] = FromFloat<D>(v1);
+      if (ok0) p[0] = FromFloat<D>(v0);
+      if (ok1) p[Offset<S::kRowD, S::kLdd>(0, 1)] = FromFloat<D>(v1);
     }
   }
 };

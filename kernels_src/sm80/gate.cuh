@@ -171,7 +171,7 @@ struct GatedEpilogue {
   static_assert(!S::kHasC && S::kBias != 2, "gated problems take no C and no per-row bias");
   static constexpr bool kMFull = S::kM != 0 && S::kM % S::kBlockM == 0;
   static constexpr bool kNFull = S::kN % (S::kBlockN / 2) == 0;
-  using Store2 = Epilogue<S, kMI, kNI / 2>;  // only its StorePair: D's layout
+  using Store2 = Epilogue<S, kMI, kNI / 2>;  // only its StorePairAt: D's layout
 
   // row0 / col0: the warp tile's origin in D (output columns).
   __device__ __forceinline__ static void Store(const GemmArgs& args, float (&acc)[kMI][kNI][4],
@@ -179,6 +179,9 @@ struct GatedEpilogue {
                                                int lane) {
     D* d = static_cast<D*>(args.d) + static_cast<int64>(batch) * S::kStrideD;
     const int g = lane >> 2, q = lane & 3;
+    // Each store at an immediate offset from the thread's first element (as
+    // Epilogue::Store does).
+    D* const d_thread = d + Offset<S::kRowD, S::kLdd>(row0 + g, col0 + 2 * q);
 #pragma unroll
     for (int j = 0; j < kNI / 2; ++j) {
       const int col = col0 + j * 8 + 2 * q;
@@ -193,7 +196,8 @@ struct GatedEpilogue {
       for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int row = row0 + mi * 16 + g + 8 * h;
+          const int dr = mi * 16 + 8 * h;
+          const int row = row0 + g + dr;
           if (!kMFull && row >= m_total) continue;
           float v[2];
 #pragma unroll
@@ -201,7 +205,8 @@ struct GatedEpilogue {
             v[e] = GatedValue<S>(args, acc[mi][2 * j][2 * h + e], acc[mi][2 * j + 1][2 * h + e],
                                  bias[e]);
           }
-          Store2::StorePair(d, row, col, ok0, ok1, v[0], v[1]);
+          Store2::StorePairAt(d_thread + Offset<S::kRowD, S::kLdd>(dr, j * 8), ok0, ok1, v[0],
+                              v[1]);
         }
       }
     }
