@@ -3,6 +3,12 @@
 #ifndef JITGEMM_TESTS_JIT_COMPILE_CHECK_H_
 #define JITGEMM_TESTS_JIT_COMPILE_CHECK_H_
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "jit/family.h"
 #include "jit/nvrtc_compiler.h"
@@ -26,6 +32,25 @@ inline bool CompilesWithoutSpills(const GemmProblem& p, const KernelConfig& c,
       << s.kernel_name << " " << arch << " spills:\n"
       << k->log;
   return true;
+}
+
+// Compiles every request on up to 8 threads (NVRTC is thread-safe): the
+// compile tests of whole config lists ran past CI's per-test limit one at a
+// time on a busy 2-core machine. Results in the requests' order.
+inline std::vector<absl::StatusOr<CompiledKernel>> CompileInParallel(
+    const std::vector<CompileRequest>& requests) {
+  std::vector<absl::StatusOr<CompiledKernel>> out(requests.size(),
+                                                  absl::UnknownError("not compiled"));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < requests.size(); i = next++) out[i] = Compile(requests[i]);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  return out;
 }
 
 }  // namespace jitgemm::jit

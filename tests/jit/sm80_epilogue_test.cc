@@ -5,12 +5,9 @@
 // per-column bias was read (2026-11-28, bench/results/README.md); the compile
 // test of every shipped config only used per-column bias and ReLU. Every such
 // config the fast policy proposes compiles for sm_90a with no spills.
-#include <algorithm>
-#include <atomic>
-#include <mutex>
+#include <cstdio>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -18,6 +15,7 @@
 #include "jit/launcher.h"
 #include "jit/nvrtc_compiler.h"
 #include "jit/specializer.h"
+#include "tests/jit/compile_check.h"
 
 namespace jitgemm::jit {
 namespace {
@@ -60,39 +58,27 @@ TEST(Sm80EpilogueTest, FullWarpTilesCompileWithoutSpillsForEveryEpilogue) {
   const TargetInfo target = OfflineTarget(90);
   const KernelFamily& sm80 = GetFamily(Family::kSm80);
   const std::vector<Job> jobs = FullWarpTileJobs(target);
-  // Compiles in parallel (NVRTC is thread-safe); results checked here.
-  std::vector<std::string> failures;
-  std::mutex mu;
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-  for (unsigned t = 0; t < threads; ++t) {
-    workers.emplace_back([&] {
-      for (size_t i = next++; i < jobs.size(); i = next++) {
-        const Job& j = jobs[i];
-        const KernelSource s =
-            Specialize(j.problem, j.config, sm80, sm80.Shape(j.problem, j.config, target), 16);
-        auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-        std::string error;
-        if (!k.ok()) {
-          error = k.status().ToString();
-        } else if (k->spill_store_bytes + k->spill_load_bytes != 0) {
-          error = "spills:\n" + k->log;
-        }
-        if (!error.empty()) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(s.kernel_name + ": " + error);
-        }
-      }
-    });
+  std::vector<CompileRequest> requests;
+  std::vector<std::string> names;
+  for (const Job& j : jobs) {
+    const KernelSource s =
+        Specialize(j.problem, j.config, sm80, sm80.Shape(j.problem, j.config, target), 16);
+    requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+    names.push_back(s.kernel_name);
   }
-  for (std::thread& w : workers) w.join();
-  for (const std::string& f : failures) ADD_FAILURE() << f;
+  const std::vector<absl::StatusOr<CompiledKernel>> compiled = CompileInParallel(requests);
+  int spilled = 0;
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    ASSERT_TRUE(compiled[i].ok()) << names[i] << ": " << compiled[i].status();
+    const int spills = compiled[i]->spill_store_bytes + compiled[i]->spill_load_bytes;
+    spilled += spills != 0;
+    EXPECT_EQ(spills, 0) << names[i] << " spills:\n" << compiled[i]->log;
+  }
   // 2 D types x 3 bias modes x C or not x 5 activations, each in the fast
   // list's full-warp tiles (four of them at this size).
   EXPECT_GE(jobs.size(), 60u * 3);
-  std::printf("compiled %zu sm80 full-warp-tile kernels for sm_90a, %zu spilled\n", jobs.size(),
-              failures.size());
+  std::printf("compiled %zu sm80 full-warp-tile kernels for sm_90a, %d spilled\n", jobs.size(),
+              spilled);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,6 +14,7 @@
 #include "jit/launcher.h"
 #include "jit/nvrtc_compiler.h"
 #include "jit/specializer.h"
+#include "tests/jit/compile_check.h"
 #include "tests/jit/sm90_problems.h"
 
 namespace jitgemm::jit {
@@ -28,7 +30,7 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
   if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
   const TargetInfo target = OfflineTarget(90);
   std::set<std::string> done;
-  int compiled = 0;
+  std::vector<CompileRequest> requests;
   // The second size has too few tiles for the SMs: split-K configs; the third
   // leaves a last wave less than half full: its tiles alone split, also those
   // of 128 accumulators a thread. Gated tiles (two halves, then the gate) only
@@ -70,19 +72,24 @@ TEST(Sm90FamilyTest, EveryConfigCompilesWithoutSpillsOrSerialisedWgmma) {
                                      ActivationName(act);
               if (!done.insert(id).second) continue;
               const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-              auto k = Compile({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-              ASSERT_TRUE(k.ok()) << s.kernel_name << ": " << k.status();
-              ++compiled;
-              EXPECT_EQ(k->spill_store_bytes + k->spill_load_bytes, 0) << s.kernel_name << "\n"
-                                                                       << k->log;
-              EXPECT_THAT(k->log, ::testing::Not(HasSubstr("serialized"))) << s.kernel_name;
-              // C7508: setmaxnreg ignored.
-              EXPECT_THAT(k->log, ::testing::Not(HasSubstr("C7508"))) << s.kernel_name;
+              requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
             }
           }
         }
       }
     }
+  }
+  const std::vector<absl::StatusOr<CompiledKernel>> kernels = CompileInParallel(requests);
+  int compiled = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& name = requests[i].program_name;
+    ASSERT_TRUE(kernels[i].ok()) << name << ": " << kernels[i].status();
+    ++compiled;
+    EXPECT_EQ(kernels[i]->spill_store_bytes + kernels[i]->spill_load_bytes, 0) << name << "\n"
+                                                                               << kernels[i]->log;
+    EXPECT_THAT(kernels[i]->log, ::testing::Not(HasSubstr("serialized"))) << name;
+    // C7508: setmaxnreg ignored.
+    EXPECT_THAT(kernels[i]->log, ::testing::Not(HasSubstr("C7508"))) << name;
   }
   EXPECT_GE(compiled, 8);
   std::printf("compiled %d sm90 configs for sm_90a: no spills, wgmma not serialised\n", compiled);
