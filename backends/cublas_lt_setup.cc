@@ -163,11 +163,8 @@ absl::Status MakeDescriptors(const CublasLtMapping& m, int pointer_alignment, Lt
                                           static_cast<int64_t>(m.bias_batch_stride),
                                           "BIAS_BATCH_STRIDE"));
     }
-    int bias_alignment = LargestPow2Divisor(pointer_alignment, 256);
-    if (m.batch_count > 1 && m.bias_batch_stride > 0) {
-      bias_alignment =
-          LargestPow2Divisor(m.bias_batch_stride * DataTypeSize(m.d.type), bias_alignment);
-    }
+    const int bias_alignment =
+        BiasAlignment(m.bias_batch_stride, m.batch_count, m.d.type, pointer_alignment);
     const void* bias = AddressWithAlignment(std::max(bias_alignment, DataTypeSize(m.d.type)));
     JITGEMM_RETURN_IF_ERROR(
         SetDescAttr(out->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "BIAS_POINTER"));

@@ -24,12 +24,16 @@ int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batc
   return align;
 }
 
-int BiasAlignment(const GemmProblem& p, int pointer_alignment) {
+int BiasAlignment(int64_t batch_stride, int64_t batch, DataType type, int pointer_alignment) {
   int align = LargestPow2Divisor(pointer_alignment, 256);
-  if (p.batch_count > 1 && p.epilogue.bias_batch_stride > 0) {
-    align = LargestPow2Divisor(p.epilogue.bias_batch_stride * DataTypeSize(p.d.type), align);
+  if (batch > 1 && batch_stride > 0) {
+    align = LargestPow2Divisor(batch_stride * DataTypeSize(type), align);
   }
   return align;
+}
+
+int BiasAlignment(const GemmProblem& p, int pointer_alignment) {
+  return BiasAlignment(p.epilogue.bias_batch_stride, p.batch_count, p.d.type, pointer_alignment);
 }
 
 }  // namespace jitgemm

@@ -29,7 +29,10 @@ int LargestPow2Divisor(int64_t bytes, int cap);
 int OperandAlignment(const Operand& op, int64_t rows, int64_t cols, int64_t batch,
                      int pointer_alignment);
 
-// The alignment of every batch's bias vector (stored with D's type).
+// The alignment of every batch's bias vector of `type`, `batch_stride`
+// elements apart over `batch` batches.
+int BiasAlignment(int64_t batch_stride, int64_t batch, DataType type, int pointer_alignment);
+// The problem's bias (stored with D's type).
 int BiasAlignment(const GemmProblem& problem, int pointer_alignment);
 
 }  // namespace jitgemm

@@ -20,14 +20,10 @@
 namespace jitgemm::jit {
 namespace {
 
-struct Job {
-  GemmProblem problem;
-  KernelConfig config;
-};
-
-std::vector<Job> FullWarpTileJobs(const TargetInfo& target) {
+// One compile request per kernel, for sm_90a.
+std::vector<CompileRequest> FullWarpTileRequests(const TargetInfo& target) {
   const KernelFamily& sm80 = GetFamily(Family::kSm80);
-  std::vector<Job> jobs;
+  std::vector<CompileRequest> requests;
   std::set<std::string> done;
   for (DataType d_type : {DataType::kBF16, DataType::kF32}) {
     for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
@@ -44,40 +40,33 @@ std::vector<Job> FullWarpTileJobs(const TargetInfo& target) {
           for (const KernelConfig& c : sm80.Candidates(p, target, TuningPolicy::kFast)) {
             if (c.block_m / c.warps_m != 64 || c.block_n / c.warps_n != 64) continue;
             const KernelSource s = Specialize(p, c, sm80, sm80.Shape(p, c, target), 16);
-            if (done.insert(s.kernel_name).second) jobs.push_back({p, c});
+            if (done.insert(s.kernel_name).second) {
+              requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+            }
           }
         }
       }
     }
   }
-  return jobs;
+  return requests;
 }
 
 TEST(Sm80EpilogueTest, FullWarpTilesCompileWithoutSpillsForEveryEpilogue) {
   if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
-  const TargetInfo target = OfflineTarget(90);
-  const KernelFamily& sm80 = GetFamily(Family::kSm80);
-  const std::vector<Job> jobs = FullWarpTileJobs(target);
-  std::vector<CompileRequest> requests;
-  std::vector<std::string> names;
-  for (const Job& j : jobs) {
-    const KernelSource s =
-        Specialize(j.problem, j.config, sm80, sm80.Shape(j.problem, j.config, target), 16);
-    requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-    names.push_back(s.kernel_name);
-  }
+  const std::vector<CompileRequest> requests = FullWarpTileRequests(OfflineTarget(90));
   const std::vector<absl::StatusOr<CompiledKernel>> compiled = CompileInParallel(requests);
   int spilled = 0;
   for (size_t i = 0; i < compiled.size(); ++i) {
-    ASSERT_TRUE(compiled[i].ok()) << names[i] << ": " << compiled[i].status();
+    const std::string& name = requests[i].program_name;
+    ASSERT_TRUE(compiled[i].ok()) << name << ": " << compiled[i].status();
     const int spills = compiled[i]->spill_store_bytes + compiled[i]->spill_load_bytes;
     spilled += spills != 0;
-    EXPECT_EQ(spills, 0) << names[i] << " spills:\n" << compiled[i]->log;
+    EXPECT_EQ(spills, 0) << name << " spills:\n" << compiled[i]->log;
   }
   // 2 D types x 3 bias modes x C or not x 5 activations, each in the fast
   // list's full-warp tiles (four of them at this size).
-  EXPECT_GE(jobs.size(), 60u * 3);
-  std::printf("compiled %zu sm80 full-warp-tile kernels for sm_90a, %d spilled\n", jobs.size(),
+  EXPECT_GE(requests.size(), 60u * 3);
+  std::printf("compiled %zu sm80 full-warp-tile kernels for sm_90a, %d spilled\n", requests.size(),
               spilled);
 }
 

@@ -306,54 +306,15 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
   }
 }
 
-// A column-major D runs as its transpose with A and B swapped, as the library
-// plans it; the plain product must match the reference in D's own order.
-TEST(BenchGpuTest, LtBaselineOfAColumnMajorDMatchesReference) {
-  REQUIRE_DEVICE();
+// Runs the plain cuBLASLt baseline of `p` (`batches` matrices, D poisoned
+// first) and checks D against the float64 product.
+void ExpectPlainLtBaselineMatchesReference(GemmProblem p, int64_t batches, uint64_t seed) {
   absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
   ASSERT_TRUE(ctx.ok()) << ctx.status();
-  GemmProblem p = MakeGemm(96, 160, 64, DataType::kF16);
-  p.b.layout = Layout::kColMajor;
-  p.d.layout = Layout::kColMajor;
   p = Canonicalize(p);
-  const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, 1, p.m, p.k), 4);
-  const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, 1, p.k, p.n), 5);
-  DeviceBuffer da, db, dd;
-  ASSERT_TRUE(da.Allocate(a.bytes.size()).ok());
-  ASSERT_TRUE(db.Allocate(b.bytes.size()).ok());
-  ASSERT_TRUE(dd.Allocate(p.m * p.n * 2).ok());
-  cudaMemcpy(da.get(), a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice);
-  cudaMemcpy(db.get(), b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice);
-  absl::StatusOr<std::unique_ptr<LtBaseline>> lt = LtBaseline::Create(
-      (*ctx)->lt(), p, LtBaselineEpilogue::kNone, (*ctx)->workspace(), (*ctx)->workspace_bytes());
-  ASSERT_TRUE(lt.ok()) << lt.status();
-  cudaMemset(dd.get(), 0xff, p.m * p.n * 2);
-  ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), nullptr, nullptr).ok());
-  std::vector<unsigned char> raw(p.m * p.n * 2);
-  ASSERT_EQ(cudaMemcpy(raw.data(), dd.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-  const std::vector<float> d = DecodeElements(p.d.type, raw.data(), p.m * p.n);
-  const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
-  EXPECT_LT(RelativeError(p, acc, nullptr, nullptr, d.data(), false), Tolerance(p.d.type, false))
-      << (*lt)->describe();
-}
-
-// D rows 4099 elements long and batches 532870 apart: told nothing, Lt's
-// heuristic assumed 256-byte alignment and its algorithm faulted. The baseline
-// tells it what the lines keep (core/operand_alignment.h).
-TEST(BenchGpuTest, LtBaselineOfAnOddStridedDMatchesReference) {
-  REQUIRE_DEVICE();
-  absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
-  ASSERT_TRUE(ctx.ok()) << ctx.status();
-  GemmProblem p = MakeGemm(130, 4096, 16, DataType::kBF16);
-  p.b.layout = Layout::kColMajor;
-  p.batch_count = 4;
-  p.a.batch_stride = 2080;
-  p.b.batch_stride = 65536;
-  p.d = {DataType::kBF16, Layout::kRowMajor, 4099, 532870};
-  p = Canonicalize(p);
-  const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, 4, p.m, p.k), 6);
-  const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, 4, p.k, p.n), 7);
-  const int64_t d_elements = BufferElements(p.d, 4, p.m, p.n);
+  const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, batches, p.m, p.k), seed);
+  const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, batches, p.k, p.n), seed + 1);
+  const int64_t d_elements = BufferElements(p.d, batches, p.m, p.n);
   DeviceBuffer da, db, dd;
   ASSERT_TRUE(da.Allocate(a.bytes.size()).ok());
   ASSERT_TRUE(db.Allocate(b.bytes.size()).ok());
@@ -372,6 +333,30 @@ TEST(BenchGpuTest, LtBaselineOfAnOddStridedDMatchesReference) {
   const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
   EXPECT_LT(RelativeError(p, acc, nullptr, nullptr, d.data(), false), Tolerance(p.d.type, false))
       << (*lt)->describe();
+}
+
+// A column-major D runs as its transpose with A and B swapped, as the library
+// plans it; the plain product must match the reference in D's own order.
+TEST(BenchGpuTest, LtBaselineOfAColumnMajorDMatchesReference) {
+  REQUIRE_DEVICE();
+  GemmProblem p = MakeGemm(96, 160, 64, DataType::kF16);
+  p.b.layout = Layout::kColMajor;
+  p.d.layout = Layout::kColMajor;
+  ExpectPlainLtBaselineMatchesReference(p, 1, 4);
+}
+
+// D rows 4099 elements long and batches 532870 apart: told nothing, Lt's
+// heuristic assumed 256-byte alignment and its algorithm faulted. The baseline
+// tells it what the lines keep (core/operand_alignment.h).
+TEST(BenchGpuTest, LtBaselineOfAnOddStridedDMatchesReference) {
+  REQUIRE_DEVICE();
+  GemmProblem p = MakeGemm(130, 4096, 16, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  p.batch_count = 4;
+  p.a.batch_stride = 2080;
+  p.b.batch_stride = 65536;
+  p.d = {DataType::kBF16, Layout::kRowMajor, 4099, 532870};
+  ExpectPlainLtBaselineMatchesReference(p, 4, 6);
 }
 
 TEST(BenchGpuTest, TimerReportsAFailureInsideCapture) {
