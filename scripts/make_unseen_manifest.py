@@ -11,11 +11,18 @@ sizes off every tile and off 16-byte rows (odd N and K, padded leading
 dimensions), K as short as 16, so the small-M family, the sm80 family and the
 cuBLAS route are tried where the sm90 family cannot serve.
 
+`--space wild` draws as wide does, then varies what the other spaces hold
+fixed: fp32 inputs (with and without TF32), alpha, beta with a C of its own
+type, layout and leading dimension (broadcast over batches), per-batch bias
+vectors, and each problem's own options (pointer alignment, backend policy,
+tuning policy, regime), so every route is checked for faults and wrong
+results where nobody tuned for the problem.
+
 `--d-layout col` writes every D (and C) column-major, with the same shapes as
 the row-major draw of that seed, for the plans that compute such a D as its
 transpose (docs/kernels.md).
 
-Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [--space mid|wide]
+Usage: scripts/make_unseen_manifest.py [--seed N] [--count N] [--space mid|wide|wild]
                                       [--d-layout row|col] [OUT]
 """
 import argparse
@@ -90,16 +97,66 @@ def wide_problem(rng, i, d_layout="row"):
     return p
 
 
+def wild_problem(rng, i, d_layout="row"):
+    """A wide problem with what wide holds fixed drawn too (module docstring)."""
+    p = wide_problem(rng, i, d_layout)
+    p["name"] = f"wild {i}"
+    m, n, k = p["m"], p["n"], p["k"]
+    epi = p["epilogue"]
+    gated = epi.get("gate") == "halves"
+    cols = 2 * n if gated else n
+    options = {}
+    if not gated and rng.random() < 0.15 and 2 * m * n * k <= 5e10:
+        for op in "abcd":
+            p[op]["type"] = "f32"
+        options["allow_tf32"] = rng.random() < 0.5
+    t = p["a"]["type"]
+    epi["alpha"] = rng.choice([1.0, 1.0, 0.5, -1.5])
+    layout = rng.choice([d_layout, d_layout, "col" if d_layout == "row" else "row"])
+    if layout != p["d"]["layout"] and p["d"].get("ld"):  # keep the pad, not the length
+        pad = p["d"]["ld"] - (n if p["d"]["layout"] == "row" else m)
+        p["d"]["ld"] = (n if layout == "row" else m) + pad
+    p["d"]["layout"] = layout
+    if not gated and rng.random() < 0.3:
+        epi["beta"] = rng.choice([1.0, 0.5, -1.0])
+        p["c"] = {"type": rng.choice([p["d"]["type"], t, "f32"]),
+                  "layout": rng.choice(["row", "col"])}
+        if rng.random() < 0.3:
+            p["c"]["ld"] = (n if p["c"]["layout"] == "row" else m) + rng.choice([3, 8])
+    else:
+        epi.pop("beta", None)
+        p["c"] = dict(p["d"])
+    batch = p.get("batch_count", 1)
+    if batch > 1:
+        def extent(op, rows, width):
+            t = p[op]
+            ld = t.get("ld", 0) or (width if t.get("layout", "row") == "row" else rows)
+            return ld * (rows if t.get("layout", "row") == "row" else width)
+        p["a"]["batch_stride"] = rng.choice([0, 1, 1]) * extent("a", m, k)
+        p["b"]["batch_stride"] = rng.choice([0, 1]) * extent("b", k, cols)
+        p["c"]["batch_stride"] = rng.choice([0, 1]) * extent("c", m, n)
+        p["d"]["batch_stride"] = extent("d", m, n)
+        if epi.get("bias", "none") != "none":
+            epi["bias_batch_stride"] = rng.choice([0, m if epi["bias"] == "row" else cols])
+    size = 4 if t == "f32" else 2
+    options["pointer_alignment"] = rng.choice([a for a in (16, 16, 16, 8, 4, 2) if a >= size])
+    options["backend"] = rng.choice(["auto", "auto", "auto", "jit", "cublas"])
+    options["tuning"] = rng.choice(["fast", "fast", "heuristic"])
+    options["regime"] = rng.choice(["auto", "auto", "streaming", "resident"])
+    p["options"] = options
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=20261126)
     ap.add_argument("--count", type=int, default=24)
-    ap.add_argument("--space", choices=["mid", "wide"], default="mid")
+    ap.add_argument("--space", choices=["mid", "wide", "wild"], default="mid")
     ap.add_argument("--d-layout", choices=["row", "col"], default="row")
     ap.add_argument("out", nargs="?", default="bench/manifests/unseen_mix.json")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    draw = wide_problem if args.space == "wide" else problem
+    draw = {"mid": problem, "wide": wide_problem, "wild": wild_problem}[args.space]
     doc = {"version": 1, "options": {"tuning": "fast", "pdl": True, "pointer_alignment": 16},
            "problems": [draw(rng, i, args.d_layout) for i in range(args.count)]}
     with open(args.out, "w") as f:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/manifests/unseen_mix.json is what scripts/make_unseen_manifest.py
 writes with its defaults, and unseen_wide.json what it writes with
-`--space wide --seed 20261129 --count 32`, so the committed problems can be
-regenerated."""
+`--space wide --seed 20261129 --count 32`, and unseen_wild.json what it writes
+with `--space wild --seed 20261128 --count 48`, so the committed problems can
+be regenerated."""
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 MANIFESTS = {
     "unseen_mix.json": [],
     "unseen_wide.json": ["--space", "wide", "--seed", "20261129", "--count", "32"],
+    "unseen_wild.json": ["--space", "wild", "--seed", "20261128", "--count", "48"],
 }
 
 

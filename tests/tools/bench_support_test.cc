@@ -238,6 +238,15 @@ TEST(LtBaselineTest, RefusesCOfAnotherLayoutOrType) {
   EXPECT_EQ(lt.status().code(), absl::StatusCode::kUnimplemented);
 }
 
+TEST(LtBaselineTest, PointerAlignmentIsCudaMallocsUnlessTheOptionsPromiseLessThan16) {
+  Options options;
+  EXPECT_EQ(BaselinePointerAlignment(options), 256);
+  for (int bytes : {1, 2, 4, 8}) {
+    options.pointer_alignment = bytes;
+    EXPECT_EQ(BaselinePointerAlignment(options), bytes);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // On a GPU.
 
@@ -307,28 +316,37 @@ TEST(BenchGpuTest, LtBaselinesMatchReferenceAndTime) {
 }
 
 // Runs the plain cuBLASLt baseline of `p` (`batches` matrices, D poisoned
-// first) and checks D against the float64 product.
-void ExpectPlainLtBaselineMatchesReference(GemmProblem p, int64_t batches, uint64_t seed) {
+// first) and checks D against the float64 product. With `offset` elements,
+// every pointer starts that far past cudaMalloc's and the baseline is told
+// the alignment of 16-bit elements that far apart.
+void ExpectPlainLtBaselineMatchesReference(GemmProblem p, int64_t batches, uint64_t seed,
+                                           int64_t offset = 0) {
   absl::StatusOr<std::unique_ptr<BenchContext>> ctx = BenchContext::Create(0);
   ASSERT_TRUE(ctx.ok()) << ctx.status();
   p = Canonicalize(p);
   const HostBuffer a = RandomBuffer(p.a.type, BufferElements(p.a, batches, p.m, p.k), seed);
   const HostBuffer b = RandomBuffer(p.b.type, BufferElements(p.b, batches, p.k, p.n), seed + 1);
   const int64_t d_elements = BufferElements(p.d, batches, p.m, p.n);
+  const size_t skip = offset * 2;
   DeviceBuffer da, db, dd;
-  ASSERT_TRUE(da.Allocate(a.bytes.size()).ok());
-  ASSERT_TRUE(db.Allocate(b.bytes.size()).ok());
-  ASSERT_TRUE(dd.Allocate(d_elements * 2).ok());
-  cudaMemcpy(da.get(), a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice);
-  cudaMemcpy(db.get(), b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice);
-  absl::StatusOr<std::unique_ptr<LtBaseline>> lt = LtBaseline::Create(
-      (*ctx)->lt(), p, LtBaselineEpilogue::kNone, (*ctx)->workspace(), (*ctx)->workspace_bytes());
+  ASSERT_TRUE(da.Allocate(a.bytes.size() + skip).ok());
+  ASSERT_TRUE(db.Allocate(b.bytes.size() + skip).ok());
+  ASSERT_TRUE(dd.Allocate(d_elements * 2 + skip).ok());
+  char* pa = static_cast<char*>(da.get()) + skip;
+  char* pb = static_cast<char*>(db.get()) + skip;
+  char* pd = static_cast<char*>(dd.get()) + skip;
+  cudaMemcpy(pa, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(pb, b.bytes.data(), b.bytes.size(), cudaMemcpyHostToDevice);
+  const int alignment = offset == 0 ? 256 : static_cast<int>(skip & -skip);
+  absl::StatusOr<std::unique_ptr<LtBaseline>> lt =
+      LtBaseline::Create((*ctx)->lt(), p, LtBaselineEpilogue::kNone, (*ctx)->workspace(),
+                         (*ctx)->workspace_bytes(), alignment);
   ASSERT_TRUE(lt.ok()) << lt.status();
-  cudaMemset(dd.get(), 0xff, d_elements * 2);  // NaN: an unwritten element fails
-  ASSERT_TRUE((*lt)->Run(da.get(), db.get(), nullptr, dd.get(), nullptr, nullptr).ok());
+  cudaMemset(pd, 0xff, d_elements * 2);  // NaN: an unwritten element fails
+  ASSERT_TRUE((*lt)->Run(pa, pb, nullptr, pd, nullptr, nullptr).ok());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << (*lt)->describe();
   std::vector<unsigned char> raw(d_elements * 2);
-  ASSERT_EQ(cudaMemcpy(raw.data(), dd.get(), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(raw.data(), pd, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
   const std::vector<float> d = DecodeElements(p.d.type, raw.data(), d_elements);
   const std::vector<double> acc = ReferenceProduct(p, a.values.data(), b.values.data());
   EXPECT_LT(RelativeError(p, acc, nullptr, nullptr, d.data(), false), Tolerance(p.d.type, false))
@@ -357,6 +375,15 @@ TEST(BenchGpuTest, LtBaselineOfAnOddStridedDMatchesReference) {
   p.b.batch_stride = 65536;
   p.d = {DataType::kBF16, Layout::kRowMajor, 4099, 532870};
   ExpectPlainLtBaselineMatchesReference(p, 4, 6);
+}
+
+// A case planned with Options::pointer_alignment 2 gets a baseline told so,
+// and it runs on pointers one element past cudaMalloc's.
+TEST(BenchGpuTest, LtBaselineOfElementAlignedPointersMatchesReference) {
+  REQUIRE_DEVICE();
+  GemmProblem p = MakeGemm(520, 1000, 264, DataType::kBF16);
+  p.b.layout = Layout::kColMajor;
+  ExpectPlainLtBaselineMatchesReference(p, 1, 8, 1);
 }
 
 TEST(BenchGpuTest, TimerReportsAFailureInsideCapture) {

@@ -33,7 +33,7 @@ absl::StatusOr<Column> GatedAddmmColumn(const CaseData& data, BenchContext& ctx)
   const bool has_bias = p.epilogue.bias == BiasMode::kPerColumn;
   absl::StatusOr<std::unique_ptr<LtBaseline>> made = LtBaseline::Create(
       ctx.lt(), half, has_bias ? LtBaselineEpilogue::kBias : LtBaselineEpilogue::kNone,
-      ctx.workspace(), ctx.workspace_bytes());
+      ctx.workspace(), ctx.workspace_bytes(), BaselinePointerAlignment(data.options));
   if (!made.ok()) return made.status();
   absl::StatusOr<const GluKernel*> glu = ctx.Glu();
   if (!glu.ok()) return glu.status();
@@ -73,7 +73,8 @@ absl::StatusOr<Column> MakeColumn(Impl impl, const CaseData& data, BenchContext&
   auto lt = [&](const GemmProblem& problem,
                 LtBaselineEpilogue epi) -> absl::StatusOr<std::shared_ptr<LtBaseline>> {
     absl::StatusOr<std::unique_ptr<LtBaseline>> made =
-        LtBaseline::Create(ctx.lt(), problem, epi, ctx.workspace(), ctx.workspace_bytes());
+        LtBaseline::Create(ctx.lt(), problem, epi, ctx.workspace(), ctx.workspace_bytes(),
+                           BaselinePointerAlignment(data.options));
     if (!made.ok()) return made.status();
     return std::shared_ptr<LtBaseline>(std::move(*made));
   };

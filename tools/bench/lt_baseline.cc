@@ -51,11 +51,16 @@ absl::Status TransposedLayout(const Operand& op, int64_t rows, int64_t cols, int
 
 }  // namespace
 
+int BaselinePointerAlignment(const Options& options) {
+  return options.pointer_alignment < 16 ? options.pointer_alignment : 256;
+}
+
 absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t handle,
                                                                const GemmProblem& problem,
                                                                LtBaselineEpilogue epilogue,
                                                                void* workspace,
-                                                               size_t workspace_bytes) {
+                                                               size_t workspace_bytes,
+                                                               int pointer_alignment) {
   // A column-major D as the row-major D^T = B^T A^T, as the library plans it
   // (core/planned_problem.h); Run swaps A and B.
   const bool swap_ab = problem.d.layout == Layout::kColMajor;
@@ -123,19 +128,19 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t 
   const uint64_t ws = workspace_bytes;
   cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  // The buffers are cudaMalloc's (256-byte aligned), but an odd leading
-  // dimension or batch stride starts lines and batches less aligned, and Lt's
-  // heuristic, told nothing, assumes 256 bytes for every one of them.
+  // An odd leading dimension or batch stride starts lines and batches less
+  // aligned than the pointer, and Lt's heuristic, told nothing, assumes 256
+  // bytes for every one of them.
   const Operand& c = p.epilogue.beta != 0.0f ? p.c : p.d;
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.b, p.k, p.n, p.batch_count, 256))},
+       static_cast<uint32_t>(OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment))},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.a, p.m, p.k, p.batch_count, 256))},
+       static_cast<uint32_t>(OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment))},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-       static_cast<uint32_t>(OperandAlignment(c, p.m, p.n, p.batch_count, 256))},
+       static_cast<uint32_t>(OperandAlignment(c, p.m, p.n, p.batch_count, pointer_alignment))},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.d, p.m, p.n, p.batch_count, 256))}};
+       static_cast<uint32_t>(OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment))}};
   for (const auto& [attr, bytes] : alignments) {
     if (st == CUBLAS_STATUS_SUCCESS) {
       st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes));

@@ -18,21 +18,33 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "jitgemm/options.h"
 #include "jitgemm/problem.h"
 
 namespace jitgemm::bench {
 
 enum class LtBaselineEpilogue { kNone, kBias, kReluBias, kGeluBias };
 
+// What a baseline may assume of every pointer of a case planned with
+// `options`: cudaMalloc's 256 bytes, unless the options promise less than 16
+// (the most the library ever assumes), when a caller with such pointers must
+// tell cuBLASLt the same.
+int BaselinePointerAlignment(const Options& options);
+
 class LtBaseline {
  public:
   // REQUIRES: problem canonical and valid; a bias epilogue only with a
   // per-column bias of a row-major D, or a per-row one of a column-major D.
+  // `pointer_alignment` is what Lt may assume of every pointer (the bench's
+  // buffers are cudaMalloc's); a case planned with a smaller
+  // Options::pointer_alignment gets a baseline told the same, because a caller
+  // whose pointers keep only that must tell cuBLASLt so too.
   static absl::StatusOr<std::unique_ptr<LtBaseline>> Create(cublasLtHandle_t handle,
                                                             const GemmProblem& problem,
                                                             LtBaselineEpilogue epilogue,
                                                             void* workspace,
-                                                            size_t workspace_bytes);
+                                                            size_t workspace_bytes,
+                                                            int pointer_alignment = 256);
   ~LtBaseline();
 
   absl::Status Run(const void* a, const void* b, const void* c, void* d, const void* bias,
