@@ -55,12 +55,9 @@ int BaselinePointerAlignment(const Options& options) {
   return options.pointer_alignment < 16 ? options.pointer_alignment : 256;
 }
 
-absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(cublasLtHandle_t handle,
-                                                               const GemmProblem& problem,
-                                                               LtBaselineEpilogue epilogue,
-                                                               void* workspace,
-                                                               size_t workspace_bytes,
-                                                               int pointer_alignment) {
+absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(
+    cublasLtHandle_t handle, const GemmProblem& problem, LtBaselineEpilogue epilogue,
+    void* workspace, size_t workspace_bytes, int pointer_alignment) {
   // A column-major D as the row-major D^T = B^T A^T, as the library plans it
   // (core/planned_problem.h); Run swaps A and B.
   const bool swap_ab = problem.d.layout == Layout::kColMajor;

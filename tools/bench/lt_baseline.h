@@ -42,8 +42,7 @@ class LtBaseline {
   static absl::StatusOr<std::unique_ptr<LtBaseline>> Create(cublasLtHandle_t handle,
                                                             const GemmProblem& problem,
                                                             LtBaselineEpilogue epilogue,
-                                                            void* workspace,
-                                                            size_t workspace_bytes,
+                                                            void* workspace, size_t workspace_bytes,
                                                             int pointer_alignment = 256);
   ~LtBaseline();
 
