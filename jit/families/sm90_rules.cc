@@ -28,7 +28,7 @@ int SmemBytes(const GemmProblem& p, const KernelConfig& c) {
   const int split =
       c.cluster_k ? c.warps_m * 128 * (c.block_m / c.warps_m / 64) * (c.block_n / 2) * 4 + 32 : 0;
   return 1024 + c.stages * (c.block_m + c.block_n) * kBlockK * 2 + staging + bias + split +
-         16 * c.stages + 16;
+         16 * c.stages;
 }
 
 absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetInfo& target) {

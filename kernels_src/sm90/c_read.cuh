@@ -38,6 +38,20 @@ struct CRead {
   __device__ __forceinline__ static int Row(int row) { return row < S::kM ? row : S::kM - 1; }
   __device__ __forceinline__ static int Col(int col) { return col < S::kN ? col : S::kN - 1; }
 
+  // A clamped position's offset, in 32 unsigned bits where a batch's C
+  // allows: a signed one let the compiler widen each clamped column to 64
+  // bits, and ptxas spilled such pairs in tiles of 128 accumulators a thread.
+  static constexpr bool kNarrow =
+      static_cast<long long>(S::kRowC ? S::kM : S::kN) * S::kLdc < (1LL << 32);
+  __device__ __forceinline__ static int64 ClampedOffset(int row, int col) {
+    if constexpr (kNarrow) {
+      const unsigned r = row, c = col, ld = S::kLdc;
+      return S::kRowC ? r * ld + c : c * ld + r;
+    } else {
+      return Offset<S::kRowC, S::kLdc>(row, col);
+    }
+  }
+
   // Whether a warpgroup's rows [m0, m0 + rows) and columns [n0, n0 + cols)
   // lie inside the matrix: then nothing is clamped, and the loads of a row
   // share one address register with constant offsets (clamping each one
@@ -66,12 +80,12 @@ struct CRead {
     const int r = Row(row);
     if constexpr (kPairs) {
       const int cc = col < S::kN - 2 ? col : S::kN - 2;
-      const Two two = *reinterpret_cast<const Two*>(c + Offset<S::kRowC, S::kLdc>(r, cc));
+      const Two two = *reinterpret_cast<const Two*>(c + ClampedOffset(r, cc));
       c0 = ToFloat(two.x);
       c1 = ToFloat(two.y);
     } else {
-      c0 = ToFloat(c[Offset<S::kRowC, S::kLdc>(r, Col(col))]);
-      c1 = ToFloat(c[Offset<S::kRowC, S::kLdc>(r, Col(col + 1))]);
+      c0 = ToFloat(c[ClampedOffset(r, Col(col))]);
+      c1 = ToFloat(c[ClampedOffset(r, Col(col + 1))]);
     }
   }
 

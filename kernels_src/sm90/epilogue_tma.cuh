@@ -42,8 +42,15 @@ struct TmaStoreEpilogue {
   static constexpr bool kBiasRead =
       S::kBias != 0 && !BiasPrefetch<S, kMI, kBN>::kPrefetch && GateOf<S>::value == 0;
   static constexpr bool kReads = S::kHasC || kBiasRead;
-  // fp32 D with a transcendental activation: values in flight bounded too.
-  static constexpr bool kF32Act = !kHalfD && S::kAct >= 2 && S::kAct <= 4;
+  // Values in flight bounded for a transcendental activation too: always
+  // with fp32 D, and with 16-bit D in tiles of 128 accumulators a thread,
+  // whose values are also computed a staging pair at a time (Store) unless
+  // they read C (or a bias) into one m64 block: a pair's reads would then
+  // wait behind the previous pair's barrier, and with one m64 block nothing
+  // spilled without pairs.
+  static constexpr bool kTranscendental = S::kAct >= 2 && S::kAct <= 4;
+  static constexpr bool kBoundAct = kTranscendental && (!kHalfD || kMI * kBN / 2 >= 128);
+  static constexpr bool kValuesByPair = kBoundAct && kHalfD && (!kReads || kMI == 2);
   // Shared memory of one consumer warpgroup: two staging blocks.
   static constexpr int kSmemBytes = 2 * kBlockBytes;
 
@@ -64,18 +71,37 @@ struct TmaStoreEpilogue {
     }
   }
 
-  // The values of a warpgroup's tile, in place (see Store); C clamped into
-  // the matrix only with kClamp.
+  // A tile's column blocks; where kBN is not a multiple of kBlockCols the
+  // last one starts kBlockCols before the tile's end and overlaps the one
+  // before it, whose columns it stores again with the same values.
+  static constexpr int kBlocksN = (kBN + kBlockCols - 1) / kBlockCols;
+  __device__ __forceinline__ static constexpr int BlockColumn(int cb) {
+    return cb * kBlockCols < kBN - kBlockCols ? cb * kBlockCols : kBN - kBlockCols;
+  }
+
+  static constexpr int kBlocks = kMI * kBlocksN;
+  // The first n8 column group of block cb that no block before it in its row
+  // holds, and the end of the block.
+  __device__ __forceinline__ static constexpr int FirstNewGroup(int cb) {
+    return cb == 0 ? 0 : (BlockColumn(cb - 1) + kBlockCols) / 8;
+  }
+  __device__ __forceinline__ static constexpr int EndGroup(int cb) {
+    return (BlockColumn(cb) + kBlockCols) / 8;
+  }
+
+  // The values of blocks [b_lo, b_hi) of a warpgroup's tile, each once, in
+  // place (see Store); C clamped into the matrix only with kClamp.
   template <bool kClamp>
   __device__ __forceinline__ static void Values(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                 int batch, int row_base, int col_base, int n0,
                                                 const BiasPrefetch<S, kMI, kBN>& bias,
-                                                unsigned bias_smem) {
+                                                unsigned bias_smem, int b_lo, int b_hi) {
     using Bias = BiasPrefetch<S, kMI, kBN>;
 #pragma unroll
-    for (int i = 0; i < kMI; ++i) {
+    for (int b = b_lo; b < b_hi; ++b) {
+      const int i = b / kBlocksN, cb = b % kBlocksN;
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
+      for (int j = FirstNewGroup(cb); j < EndGroup(cb); ++j) {
         float col_bias[2] = {0.f, 0.f};
         if constexpr (Bias::kColumns) Bias::Column(bias_smem, col_base - n0 + 8 * j, col_bias);
         if constexpr (kBiasRead && S::kBias == 1) {
@@ -101,18 +127,13 @@ struct TmaStoreEpilogue {
           }
         }
         // C loads in flight for one 64 x 64 block's worth of values at a time
-        // (64 / kMI columns of each row), or ptxas spills.
-        if ((kReads || kF32Act) && j % (8 / kMI) == 8 / kMI - 1) __syncwarp();
+        // (64 / kMI columns of each row), for 16-bit D half that where they
+        // are clamped (an address each) or the values go by pair, or ptxas
+        // spills.
+        constexpr int kGroup = ((kClamp || kValuesByPair) && kHalfD ? 4 : 8) / kMI;
+        if ((kReads || kBoundAct) && j % kGroup == kGroup - 1) __syncwarp();
       }
     }
-  }
-
-  // A tile's column blocks; where kBN is not a multiple of kBlockCols the
-  // last one starts kBlockCols before the tile's end and overlaps the one
-  // before it, whose columns it stores again with the same values.
-  static constexpr int kBlocksN = (kBN + kBlockCols - 1) / kBlockCols;
-  __device__ __forceinline__ static constexpr int BlockColumn(int cb) {
-    return cb * kBlockCols < kBN - kBlockCols ? cb * kBlockCols : kBN - kBlockCols;
   }
 
   // 16-bit D: columns [BlockColumn(cb), + 64) of one m64 block into a staging
@@ -172,19 +193,28 @@ struct TmaStoreEpilogue {
       bias.Publish(bias_smem, thread);
       NamedBarrierSync(bar, 128);
     }
+    const bool inside = !kReads || CRead<S>::Inside(m0, 64 * kMI, n0, kBN);
+    auto values = [&](int b_lo, int b_hi) {
+      if (inside) {
+        Values<false>(args, acc, batch, row_base, col_base, n0, bias, bias_smem, b_lo, b_hi);
+      } else {
+        Values<true>(args, acc, batch, row_base, col_base, n0, bias, bias_smem, b_lo, b_hi);
+      }
+    };
     // Every value first, in place, with no barrier or shared-memory store in
     // between: with one warp per scheduler nothing else hides the latency of
     // the activations, so the compiler must be free to interleave all of them.
-    if (!kReads || CRead<S>::Inside(m0, 64 * kMI, n0, kBN)) {
-      Values<false>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
-    } else {
-      Values<true>(args, acc, batch, row_base, col_base, n0, bias, bias_smem);
-    }
+    // Except a transcendental activation of 128 accumulators a thread into
+    // 16-bit D: ptxas then left the last values' products for after the
+    // staging barrier, live beside the stmatrix addresses, and spilled; a
+    // pair's values are computed before its own barrier, the later ones
+    // while the earlier pairs' stores run.
+    if constexpr (!kValuesByPair) values(0, kBlocks);
     const int mat = lane >> 3;
     const int st_row = warp * 16 + (lane & 7) + 8 * (mat & 1);
-    constexpr int kBlocks = kMI * kBlocksN;
 #pragma unroll
     for (int b0 = 0; b0 < kBlocks; b0 += 2) {
+      if constexpr (kValuesByPair) values(b0, b0 + 2 < kBlocks ? b0 + 2 : kBlocks);
       // The stores of the previous pair have read both buffers.
       if (thread == 0) BulkWaitRead<0>();
       NamedBarrierSync(bar, 128);

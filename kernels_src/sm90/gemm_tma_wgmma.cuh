@@ -79,10 +79,9 @@ struct Sm90Smem {
   static constexpr int kSplitBytes =
       kSplitCluster ? S::kConsumers * ClusterSplit<ML::kMI, ML::kBN>::kBytes : 0;
   // Alignment slack, the ring, the staging blocks, the column biases, the
-  // partial tiles, the ring's barriers, the split-K flags, the cluster split's
-  // barriers.
+  // partial tiles, the ring's barriers, the cluster split's barriers.
   static constexpr int kBytes = 1024 + ML::kStages * ML::kStageBytes + kStagingBytes + kBiasBytes +
-                                kSplitBytes + 2 * ML::kStages * 8 + 16 + (kSplitCluster ? 32 : 0);
+                                kSplitBytes + 2 * ML::kStages * 8 + (kSplitCluster ? 32 : 0);
 };
 
 // The store of one consumer warpgroup's tile: through shared memory and TMA
@@ -156,10 +155,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const unsigned bars = split_buf + Sm90Smem<S>::kSplitBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
-  unsigned* const flags =
-      reinterpret_cast<unsigned*>(smem_raw + (bars + 16u * kStages - SmemAddr(smem_raw)));
-  auto partial = [&](int c) { return bars + 16u * kStages + 16u + 8u * c; };
-  auto free_bar = [&](int c) { return bars + 16u * kStages + 32u + 8u * c; };
+  auto partial = [&](int c) { return bars + 16u * kStages + 8u * c; };
+  auto free_bar = [&](int c) { return bars + 16u * kStages + 16u + 8u * c; };
 
   const int warpgroup = threadIdx.x / 128;
   const unsigned rank = S::kClusterM > 1 ? ClusterRank() : 0u;
@@ -200,7 +197,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   if (S::kPdl && !(kEarlyB && warpgroup == 0)) GridDependencyWait();
 
   if (warpgroup == 0) {
-    RegDealloc<40>();
+    RegDealloc<S::kConsumers == 1 ? 40 : 24>();
     if (S::kClusterM > 1) ClusterWait();
     if (threadIdx.x == 0) {
       // kEarlyB: the B tiles of the first `early` slices (fresh stages, so
@@ -252,8 +249,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       }
     }
   } else {
-    RegAlloc<S::kConsumers == 1 ? 240 : 232>();
-    bool cluster_waited = S::kClusterM == 1;  // see the arrive above
+    RegAlloc<S::kConsumers == 1 ? 256 : 240>();
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % 128;
     int it = 0;
@@ -280,10 +276,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       const int n0 = t.tile_n * ML::kOutBN;
       typename Sm90Smem<S>::Bias bias;
       bias.Load(args, t.batch, m0, n0, thread);
-      if (!cluster_waited) {
-        ClusterWait();
-        cluster_waited = true;
-      }
+      // Before this warpgroup's first item (see the arrive above). A flag for
+      // it stayed live through every tile and ptxas spilled it.
+      if (S::kClusterM > 1 && item < step) ClusterWait();
       if (kPingPong) {
         it = position * kKTiles;
         if (position > 0) WaitTurn(consumer);
@@ -347,7 +342,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
                 args, acc,
                 (static_cast<long long>(w.split_unit) * S::kClusterM + rank) * S::kConsumers +
                     consumer,
-                kSlots, w.split, thread, flags + consumer, 1 + consumer)) {
+                kSlots, w.split, thread, 1 + consumer)) {
           continue;
         }
       }

@@ -19,6 +19,22 @@
 namespace jitgemm {
 namespace sm90 {
 
+// NamedBarrierSync that also returns whether any of the threads passed true.
+__device__ __forceinline__ bool NamedBarrierAny(int id, int threads, bool value) {
+  unsigned any;
+  asm volatile(
+      "{\n"
+      ".reg .pred p, q;\n"
+      "setp.ne.u32 p, %1, 0;\n"
+      "barrier.cta.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n"
+      "}"
+      : "=r"(any)
+      : "r"(static_cast<unsigned>(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 template <class S, int kMI, int kBN>
 struct SplitK {
   static constexpr int kRegs = kMI * kBN / 2;
@@ -39,10 +55,10 @@ struct SplitK {
 
   // Returns true in the warpgroup that must run the epilogue, with `acc`
   // then holding the sum of every split. `slot` indexes (tile, consumer) over
-  // `slots` of them; `flag` is a shared-memory word of this warpgroup.
+  // `slots` of them; `bar` is the warpgroup's named barrier.
   __device__ __forceinline__ static bool Reduce(const GemmArgs& args, float (&acc)[kMI][kBN / 2],
                                                 long long slot, long long slots, int split,
-                                                int thread, unsigned* flag, int bar) {
+                                                int thread, int bar) {
     unsigned* tickets = static_cast<unsigned*>(args.workspace);
     const long long ticket_bytes = (slots * 4 + 255) / 256 * 256;
     float* base =
@@ -57,17 +73,18 @@ struct SplitK {
       Store4(mine + (r / 4 * 128 + thread) * 4, v);
     }
     NamedBarrierSync(bar, 128);
+    unsigned prev = 0;
     if (thread == 0) {
-      unsigned prev;
       asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
                    : "=r"(prev)
                    : "l"(tickets + slot)
                    : "memory");
-      *flag = prev == static_cast<unsigned>(S::kSplitK - 1) ? 1u : 0u;
     }
-    NamedBarrierSync(bar, 128);
-    const bool last = *flag != 0;
-    NamedBarrierSync(bar, 128);  // the flag is read before the next tile writes it
+    // Thread 0's ticket to the warpgroup through the barrier itself: a flag
+    // word in shared memory took two more barriers, and its address, live
+    // through every tile, was spilled.
+    const bool last =
+        NamedBarrierAny(bar, 128, thread == 0 && prev == static_cast<unsigned>(S::kSplitK - 1));
     if (!last) return false;
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
     // Splits outside, registers inside: the sum keeps split order and only
