@@ -69,6 +69,12 @@ def problem(rng, i, d_layout="row"):
     return p
 
 
+def extent(t, rows, width):
+    """Elements one matrix of operand t spans: its leading dimension times its lines."""
+    ld = t.get("ld", 0) or (width if t.get("layout", "row") == "row" else rows)
+    return ld * (rows if t.get("layout", "row") == "row" else width)
+
+
 def wide_problem(rng, i, d_layout="row"):
     """One problem of the whole space, capped at 0.5 TFLOP so a manifest stays quick."""
     while True:
@@ -92,8 +98,7 @@ def wide_problem(rng, i, d_layout="row"):
     for op, rows, width in (("a", m, k), ("b", k, cols), ("c", m, n), ("d", m, n)):
         t = p[op]
         if t.get("batch_stride", -1) > 0:  # room for the padded matrices
-            ld = t.get("ld", 0) or (width if t["layout"] == "row" else rows)
-            t["batch_stride"] = ld * (rows if t["layout"] == "row" else width)
+            t["batch_stride"] = extent(t, rows, width)
     return p
 
 
@@ -128,14 +133,10 @@ def wild_problem(rng, i, d_layout="row"):
         p["c"] = dict(p["d"])
     batch = p.get("batch_count", 1)
     if batch > 1:
-        def extent(op, rows, width):
-            t = p[op]
-            ld = t.get("ld", 0) or (width if t.get("layout", "row") == "row" else rows)
-            return ld * (rows if t.get("layout", "row") == "row" else width)
-        p["a"]["batch_stride"] = rng.choice([0, 1, 1]) * extent("a", m, k)
-        p["b"]["batch_stride"] = rng.choice([0, 1]) * extent("b", k, cols)
-        p["c"]["batch_stride"] = rng.choice([0, 1]) * extent("c", m, n)
-        p["d"]["batch_stride"] = extent("d", m, n)
+        p["a"]["batch_stride"] = rng.choice([0, 1, 1]) * extent(p["a"], m, k)
+        p["b"]["batch_stride"] = rng.choice([0, 1]) * extent(p["b"], k, cols)
+        p["c"]["batch_stride"] = rng.choice([0, 1]) * extent(p["c"], m, n)
+        p["d"]["batch_stride"] = extent(p["d"], m, n)
         if epi.get("bias", "none") != "none":
             epi["bias_batch_stride"] = rng.choice([0, m if epi["bias"] == "row" else cols])
     size = 4 if t == "f32" else 2
