@@ -1,6 +1,7 @@
 // Plan behaviour on a GPU: graph capture, nothing launched on bad input, the C
 // ABI, chains of dependent plans with programmatic dependent launch.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -119,6 +120,36 @@ TEST_F(PlanGpuTest, CreatingAPlanDuringCaptureDoesNotBreakIt) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+// A plan made while the per-thread default stream captures in global mode is
+// chosen untimed (nothing may launch into the capture) and not stored. Making
+// it, compile included, leaves the capture valid, and it computes the product
+// afterwards; a plan of the same problem made after the capture is timed.
+TEST_F(PlanGpuTest, PlanMadeWhileTheDefaultStreamCapturesIsUntimedAndCorrect) {
+  // Shapes no earlier run stored a decision for in a shared cache.
+  const int64_t fresh = 8 * (static_cast<int64_t>(getpid()) % 509);
+  for (const GemmProblem& p : {Linear(1000, 1032 + fresh, 1048, DataType::kBF16),
+                               Linear(24, 40 + fresh, 72, DataType::kBF16)}) {
+    CUDA_OK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeGlobal));
+    auto plan = Plan::Create(p);
+    cudaGraph_t graph;
+    CUDA_OK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
+    CUDA_OK(cudaGraphDestroy(graph));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_THAT(plan->info().reason, HasSubstr("stream capture"));
+    EXPECT_TRUE(plan->info().candidate_us.empty()) << plan->info().reason;
+    Buffer a, b, d, bias;
+    CUDA_OK(MakeOperands(p, DataType::kBF16, a, b, d, bias));
+    ASSERT_TRUE(plan->Run({a.device, b.device, nullptr, d.device, bias.device}, nullptr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(d.Download());
+    auto ref = ReferenceGemm(p, a.host.data(), b.host.data(), nullptr, bias.host.data());
+    EXPECT_LT(RelativeError(p, d.host.data(), ref), 1.6e-2) << plan->info().kernel_name;
+    auto after = Plan::Create(p);
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_FALSE(after->info().candidate_us.empty()) << "nothing stored under capture";
+  }
 }
 
 // Default options time candidates against cuBLAS and keep the faster: for a
