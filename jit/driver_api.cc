@@ -108,12 +108,15 @@ RelaxedCaptureScope::RelaxedCaptureScope(const DriverApi& api)
 RelaxedCaptureScope::~RelaxedCaptureScope() { api_.cuThreadExchangeStreamCaptureMode(&saved_); }
 
 bool DefaultStreamCapturing(const DriverApi& api) {
-  for (CUstream s : {CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
+  // The per-thread stream first: asking the legacy stream while a blocking
+  // stream captures fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, an API
+  // error compute-sanitizer reports, and that answer itself says that work on
+  // the legacy stream would now join a capture.
+  for (CUstream s : {CU_STREAM_PER_THREAD, CU_STREAM_LEGACY}) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (api.cuStreamIsCapturing(s, &status) == CUDA_SUCCESS &&
-        status != CU_STREAM_CAPTURE_STATUS_NONE) {
-      return true;
-    }
+    const CUresult result = api.cuStreamIsCapturing(s, &status);
+    if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
+    if (result == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) return true;
   }
   return false;
 }

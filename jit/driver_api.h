@@ -67,9 +67,9 @@ class RelaxedCaptureScope {
   CUstreamCaptureMode saved_;
 };
 
-// True when the legacy or per-thread default stream is capturing: the
+// True when the legacy or per-thread default stream is capturing (the
 // streams a plan created now could be asked to run on without the caller
-// naming one.
+// naming one), or a blocking stream is, which the legacy stream would join.
 bool DefaultStreamCapturing(const DriverApi& api);
 
 // The table, or FailedPrecondition naming why the driver is unusable (no
