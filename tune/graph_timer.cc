@@ -56,8 +56,12 @@ void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
 
 absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem& p) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(cudaStreamLegacy, &capture) == cudaSuccess &&
-      capture != cudaStreamCaptureStatusNone) {
+  const cudaError_t asked = cudaStreamIsCapturing(cudaStreamLegacy, &capture);
+  if (asked == cudaErrorStreamCaptureImplicit) {
+    cudaGetLastError();  // ours, not the caller's: a blocking stream captures
+    return absl::FailedPreconditionError("cannot time while a blocking stream captures");
+  }
+  if (asked == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
     return absl::FailedPreconditionError("cannot time inside stream capture");
   }
   std::unique_ptr<GraphTimer> t(new GraphTimer());
