@@ -3,7 +3,8 @@
 # the benchmark table. Run from the repository root with the carry folder made
 # by scripts/make_carry.sh:   bash .carry/gpu_session.sh [tests|sanitize|bench|mlp|regimes|all]...
 # (`regimes` is not part of `all`: issue 20's figures, cold caches, ~10 min.)
-# Logs go to $OUT (or ./gpu-logs); a short summary is printed last.
+# Logs go to $OUT (or ./gpu-logs), and all of them into $OUT/all-logs.tgz;
+# a short summary is printed last.
 # `sanitize` sizes: SANITIZE_PROBLEMS (plan-level random problems, 120),
 # SANITIZE_SM90_PROBLEMS and SANITIZE_GATED_PROBLEMS (40 each; the latter for
 # the cuBLAS route's, sm80's and small_m's gated tests), SANITIZE_STAGED_PROBLEMS
@@ -115,6 +116,9 @@ if want mlp; then
     summary+=("mlp bench rc=$?")
   fi
 fi
+# The device tool brings back at most 8 files from $OUT, the first in name
+# order: one archive of every log, named to sort first.
+tar czf "$out/all-logs.tgz" -C "$out" --exclude=all-logs.tgz . 2>/dev/null
 echo "==== summary"
 printf '%s\n' "${summary[@]}"
 [ -f "$out/latency_warm.log" ] && { echo "==== latency (warm cache)"; cat "$out/latency_warm.log"; }
