@@ -14,6 +14,7 @@
 #include "core/host_types.h"
 #include "core/problem_signature.h"
 #include "core/status_macros.h"
+#include "jit/driver_api.h"
 
 namespace jitgemm::tune {
 namespace {
@@ -55,13 +56,8 @@ void FillRandom(DataType type, std::vector<uint8_t>* bytes, uint64_t seed) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GraphTimer>> GraphTimer::Create(const GemmProblem& p) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const cudaError_t asked = cudaStreamIsCapturing(cudaStreamLegacy, &capture);
-  if (asked == cudaErrorStreamCaptureImplicit) {
-    cudaGetLastError();  // ours, not the caller's: a blocking stream captures
-    return absl::FailedPreconditionError("cannot time while a blocking stream captures");
-  }
-  if (asked == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
+  JITGEMM_ASSIGN_OR_RETURN(const jit::DriverApi* api, jit::GetDriver());
+  if (jit::DefaultStreamCapturing(*api)) {
     return absl::FailedPreconditionError("cannot time inside stream capture");
   }
   std::unique_ptr<GraphTimer> t(new GraphTimer());

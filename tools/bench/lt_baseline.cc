@@ -129,15 +129,15 @@ absl::StatusOr<std::unique_ptr<LtBaseline>> LtBaseline::Create(
   // aligned than the pointer, and Lt's heuristic, told nothing, assumes 256
   // bytes for every one of them.
   const Operand& c = p.epilogue.beta != 0.0f ? p.c : p.d;
+  auto align = [&](const Operand& op, int64_t rows, int64_t cols) {
+    return static_cast<uint32_t>(
+        OperandAlignment(op, rows, cols, p.batch_count, pointer_alignment));
+  };
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.b, p.k, p.n, p.batch_count, pointer_alignment))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.a, p.m, p.k, p.batch_count, pointer_alignment))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-       static_cast<uint32_t>(OperandAlignment(c, p.m, p.n, p.batch_count, pointer_alignment))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-       static_cast<uint32_t>(OperandAlignment(p.d, p.m, p.n, p.batch_count, pointer_alignment))}};
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(p.b, p.k, p.n)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(p.a, p.m, p.k)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, p.m, p.n)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(p.d, p.m, p.n)}};
   for (const auto& [attr, bytes] : alignments) {
     if (st == CUBLAS_STATUS_SUCCESS) {
       st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof(bytes));
