@@ -98,7 +98,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   const unsigned short* abase =
       static_cast<const unsigned short*>(args.a) + static_cast<int64>(batch) * S::kStrideA;
   const int nl_warp = wn * 16 * kR;  // the warp's first row of the CTA's W tile
-  const int c_cta = cta_k * kCC;                   // first global chunk of the CTA
+  const int c_cta = cta_k * kCC;     // first global chunk of the CTA
   const int c_warp = c_cta + wk * (Tr::kXPieces ? Tr::kXIUnit : kCW);  // warp's first chunk
 
   // K cluster: rank 0's mbarrier exists before this arrive; every rank waits
@@ -280,38 +280,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   if constexpr (Tr::kXMulti) IssueXBulk<S>(abase, c_cta, m_rt, s_xbar);
 
   if (!kXRing && !Tr::kXMulti) {
-    // Whole x slice -> shared memory, fragment order: 16-byte unit (chunk cl,
-    // row m, quarter t4) lands at ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4).
-    const unsigned xs_addr = SmemAddr(smem_dyn);
-    constexpr int kUnits = Tr::kCCPad * kMP * 4;
-    for (int u = tid; u < kUnits; u += S::kThreads) {
-      const int t4 = u & 3;
-      const int q = u >> 2;
-      const int cl = q % Tr::kCCPad;
-      const int m = q / Tr::kCCPad;
-      if (m >= m_rt) continue;
-      const unsigned dst =
-          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
-      const int k0 = (c_cta + cl) * 32 + t4 * 8;
-      const bool ok = Tr::kKEven || (cl < kCC && k0 < kK);
-      if (ok && S::kRowA && S::kAlignA >= 16 && (kK % 8 == 0 || k0 + 8 <= kK)) {
-        CpAsync16(dst, abase + static_cast<int64>(m) * S::kLda + k0);
-      } else if (ok) {
-        unsigned h[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          h[e] = k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
-        }
-        U4 v;
-        v.x = h[0] | (h[1] << 16);
-        v.y = h[2] | (h[3] << 16);
-        v.z = h[4] | (h[5] << 16);
-        v.w = h[6] | (h[7] << 16);
-        StoreShared16(dst, v);
-      } else {
-        StoreShared16(dst, ZeroU4());
-      }
-    }
+    StageXSlice<S>(abase, c_cta, m_rt);
     CpAsyncWaitAll();
     __syncthreads();
   }

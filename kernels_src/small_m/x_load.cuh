@@ -1,6 +1,8 @@
-// x into shared memory by bulk copies for small_m's register-ring path
-// (kXMulti, sm_90): copies that complete on mbarriers, multicast to the CTAs
-// of a cluster where kSmallMXCluster > 1.
+// x into shared memory for small_m's register-ring path where it is not
+// streamed by the x ring: by bulk copies (kXMulti, sm_90) that complete on
+// mbarriers, multicast to the CTAs of a cluster where kSmallMXCluster > 1; or
+// the CTA's whole x slice staged by its threads before the main loop
+// (column-major A, rows not on 16 bytes).
 #pragma once
 
 #include "jitgemm/common/args.cuh"
@@ -58,6 +60,116 @@ __device__ __forceinline__ void IssueXBulk(const unsigned short* abase, int c_ct
            abase + static_cast<int64>(m) * S::kLda + (c_cta + w * kCW) * 32, kCW * 64,
            SmemAddr(&s_xbar[w]));
     }
+  }
+}
+
+// Units [0, kUnits) of the x slice by element loads (see StageXSlice).
+// Neighbouring threads take neighbouring addresses, so that a warp's loads
+// share sectors: along m (kAlongM) or along k. With kBatch > 1 each thread has
+// kBatch units' loads in flight before it stores any, since the main loop
+// waits for the whole slice.
+template <class S, bool kAlongM, int kBatch>
+__device__ __forceinline__ void StageXUnits(const unsigned short* abase, int c_cta, int m_rt,
+                                            unsigned xs_addr) {
+  using Tr = Traits<S>;
+  constexpr int kMP = Tr::kMP, kMG = Tr::kMG, kCC = Tr::kCC, kK = S::kK;
+  constexpr int kUnits = Tr::kCCPad * kMP * 4;
+  auto unit = [&](int u, int& m, int& t4, int& cl) {
+    if constexpr (kAlongM) {
+      m = u % kMP, t4 = (u / kMP) & 3, cl = (u / kMP) >> 2;
+    } else {
+      t4 = u & 3, cl = (u >> 2) % Tr::kCCPad, m = (u >> 2) / Tr::kCCPad;
+    }
+  };
+  if constexpr (kBatch == 1) {
+    for (int u = threadIdx.x; u < kUnits; u += S::kThreads) {
+      int m, t4, cl;
+      unit(u, m, t4, cl);
+      if (m >= m_rt) continue;
+      const unsigned dst =
+          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+      const int k0 = (c_cta + cl) * 32 + t4 * 8;
+      if (Tr::kKEven || (cl < kCC && k0 < kK)) {
+        unsigned h[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          h[e] = k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
+        }
+        U4 v;
+        v.x = h[0] | (h[1] << 16);
+        v.y = h[2] | (h[3] << 16);
+        v.z = h[4] | (h[5] << 16);
+        v.w = h[6] | (h[7] << 16);
+        StoreShared16(dst, v);
+      } else {
+        StoreShared16(dst, ZeroU4());
+      }
+    }
+  } else {
+    for (int u0 = threadIdx.x; u0 < kUnits; u0 += kBatch * S::kThreads) {
+      unsigned h[kBatch][8];
+      int dst[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int u = u0 + b * S::kThreads;
+        int m, t4, cl;
+        unit(u, m, t4, cl);
+        const int k0 = (c_cta + cl) * 32 + t4 * 8;
+        const bool ok = u < kUnits && m < m_rt && (Tr::kKEven || (cl < kCC && k0 < kK));
+        dst[b] = u < kUnits && m < m_rt ? ((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16 : -1;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          h[b][e] = ok && k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (dst[b] < 0) continue;
+        U4 v;
+        v.x = h[b][0] | (h[b][1] << 16);
+        v.y = h[b][2] | (h[b][3] << 16);
+        v.z = h[b][4] | (h[b][5] << 16);
+        v.w = h[b][6] | (h[b][7] << 16);
+        StoreShared16(xs_addr + static_cast<unsigned>(dst[b]), v);
+      }
+    }
+  }
+}
+
+// The CTA's whole x slice (chunks c_cta.., rows < m_rt) into shared memory in
+// fragment order: 16-byte unit (chunk cl, row m, quarter t4) lands at
+// ((cl * kMG + m / 8) * 32 + (m % 8) * 4 + t4). Units wholly past K are zero.
+// The caller waits for the cp.async groups and the CTA barrier.
+template <class S>
+__device__ __forceinline__ void StageXSlice(const unsigned short* abase, int c_cta, int m_rt) {
+  using Tr = Traits<S>;
+  constexpr int kMP = Tr::kMP, kMG = Tr::kMG, kCC = Tr::kCC, kK = S::kK;
+  constexpr int kUnits = Tr::kCCPad * kMP * 4;
+  extern __shared__ U4 smem_dyn[];
+  const unsigned xs_addr = SmemAddr(smem_dyn);
+  if constexpr (S::kRowA && S::kAlignA >= 16) {
+    for (int u = threadIdx.x; u < kUnits; u += S::kThreads) {
+      const int t4 = u & 3, cl = (u >> 2) % Tr::kCCPad, m = (u >> 2) / Tr::kCCPad;
+      if (m >= m_rt) continue;
+      const unsigned dst =
+          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+      const int k0 = (c_cta + cl) * 32 + t4 * 8;
+      const bool ok = Tr::kKEven || (cl < kCC && k0 < kK);
+      if (ok && (kK % 8 == 0 || k0 + 8 <= kK)) {
+        CpAsync16(dst, abase + static_cast<int64>(m) * S::kLda + k0);
+      } else if (ok) {
+        StoreShared16(dst, Load8Partial(abase + static_cast<int64>(m) * S::kLda + k0, kK - k0));
+      } else {
+        StoreShared16(dst, ZeroU4());
+      }
+    }
+  } else if (S::kM != 0 ? S::kM >= 8 : m_rt >= 8) {
+    // At least 8 rows: every unit of a thread is one to load.
+    StageXUnits<S, !S::kRowA, 4>(abase, c_cta, m_rt, xs_addr);
+  } else {
+    // Fewer rows: along m, lanes past M would idle, and four units in flight
+    // measured 7-16% slower (M = 1, 2 and 4), so one unit at a time along k.
+    StageXUnits<S, false, 1>(abase, c_cta, m_rt, xs_addr);
   }
 }
 

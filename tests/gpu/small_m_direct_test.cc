@@ -40,10 +40,17 @@ struct DirectShape {
   int64_t m, n, k;
   DataType t;
   int64_t batch;
+  // Column-major A, its leading dimension M + a_pad.
+  bool a_col = false;
+  int64_t a_pad = 0;
 };
 GemmProblem DirectProblem(const DirectShape& sh, int i) {
   GemmProblem p = MakeGemm(sh.m, sh.n, sh.k, sh.t);
   p.b.layout = Layout::kColMajor;
+  if (sh.a_col) {
+    p.a.layout = Layout::kColMajor;
+    p.a.ld = sh.m + sh.a_pad;
+  }
   p.d.type = i % 3 == 2 ? DataType::kF32 : sh.t;
   p.c.type = p.d.type;
   p.epilogue.alpha = i % 2 ? -1.25f : 1.f;
@@ -53,7 +60,7 @@ GemmProblem DirectProblem(const DirectShape& sh, int i) {
       i % 2 ? Activation::kGeluTanh : (i % 4 == 0 ? Activation::kSilu : Activation::kRelu);
   if (sh.batch > 1) {
     p.batch_count = sh.batch;
-    p.a.batch_stride = sh.m * sh.k;
+    p.a.batch_stride = (sh.a_col ? sh.m + sh.a_pad : sh.m) * sh.k;
     p.b.batch_stride = i % 2 ? 0 : sh.k * sh.n;
     p.c.batch_stride = p.d.batch_stride = sh.m * sh.n;
     p.epilogue.bias_batch_stride = i % 2 ? 0 : std::max(sh.m, sh.n);
@@ -241,6 +248,35 @@ TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
         return out;
       });
   std::printf("small_m bulk-x configs: %d runs\n", ran);
+}
+
+// small_m with a column-major A, whose x slice the CTA stages element by
+// element before its main loop (neighbouring threads on neighbouring rows):
+// M from 1 to 40 (blocks of 8 to 40 rows), leading dimensions M and M plus an
+// odd pad, K not a multiple of the chunk, batches, split-K through the
+// workspace, every epilogue and misaligned pointers.
+TEST(RandomProblemsTest, SmallMColumnMajorAConfigsMatchFloat64Reference) {
+  JITGEMM_REQUIRE_GPU();
+  const DirectShape shapes[] = {
+      {1, 2048, 4096, DataType::kBF16, 1, true, 0}, {5, 1000, 2050, DataType::kF16, 1, true, 3},
+      {16, 512, 1024, DataType::kBF16, 2, true, 0}, {24, 300, 777, DataType::kBF16, 1, true, 8},
+      {13, 96, 4104, DataType::kF16, 3, true, 1},   {40, 256, 512, DataType::kBF16, 1, true, 0}};
+  const int ran = RunDirectSmallMConfigs(
+      shapes, EnvInt("JITGEMM_TEST_SEED", 20261128) + 13, [](int i, const GemmProblem& p) {
+        std::vector<jit::KernelConfig> out;
+        // {block_n, warps_m, stages, split_k}
+        for (auto [bn, wk, stages, split] :
+             {std::array<int, 4>{32, 4, 4, 1}, {64, 8, 4, 1}, {16, 4, 8, 2}, {32, 8, 4, 4}}) {
+          jit::KernelConfig config =
+              SmallMConfig(static_cast<int>((p.m + 7) / 8 * 8), bn, 32, wk, stages);
+          config.split_k = split;
+          config.runtime_m = i % 2 == 0;
+          config.pdl = i % 3 != 0;
+          out.push_back(config);
+        }
+        return out;
+      });
+  std::printf("small_m column-major A configs: %d runs\n", ran);
 }
 
 }  // namespace

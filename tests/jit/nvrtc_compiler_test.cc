@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -64,6 +65,19 @@ std::vector<GemmProblem> RepresentativeProblems() {
       out.push_back(Canonicalize(p));
     }
   }
+  // x staged by element loads: a column-major A along m (16 rows) and along k
+  // (4 rows), and row-major A rows that do not start on 16 bytes.
+  for (auto [m, col_a, lda] : std::vector<std::tuple<int64_t, bool, int64_t>>{
+           {16, true, 16}, {4, true, 5}, {16, false, 4097}}) {
+    GemmProblem p = MakeGemm(m, 4096, 4096, DataType::kBF16);
+    p.a.layout = col_a ? Layout::kColMajor : Layout::kRowMajor;
+    p.a.ld = lda;
+    p.b.layout = Layout::kColMajor;
+    p.epilogue.bias = BiasMode::kPerRow;
+    p.epilogue.beta = 1.f;
+    p.epilogue.activation = Activation::kSilu;
+    out.push_back(Canonicalize(p));
+  }
   return out;
 }
 
@@ -84,9 +98,12 @@ TEST(ShippedConfigsTest, CompileForSm80AndSm90aWithoutSpills) {
       for (const KernelConfig& c : ProposeConfigs(p, target, constant_b)) configs.push_back(c);
       for (const KernelConfig& c : configs) {
         const KernelFamily& f = GetFamily(c.family);
-        // One compile per (family, config, dtype, arch): the tile decides registers.
+        // One compile per (family, config, dtype, arch, how A is read): the tile and
+        // the x path decide registers.
         const std::string id = std::string(arch) + c.ToString() + DataTypeName(p.a.type) +
-                               (p.m <= 64 ? "small" : "big");
+                               (p.m <= 64 ? "small" : "big") +
+                               (p.a.layout == Layout::kColMajor ? "colA" : "") +
+                               ((p.a.ld * DataTypeSize(p.a.type)) % 16 != 0 ? "oddA" : "");
         if (!done.insert(id).second) continue;
         KernelSource s = Specialize(p, c, f, f.Shape(p, c, target), 16);
         auto k = Compile({s.source, s.kernel_name, s.name_expression, arch});
