@@ -70,7 +70,8 @@ ABSL_FLAG(bool, regimes, true,
           "exceeding twice the L2) and resident (the same B every call); two more columns");
 ABSL_FLAG(std::string, tuning, "",
           "TuningPolicy of the jitgemm plans: heuristic, fast or exhaustive (default: "
-          "JITGEMM_TUNING or heuristic; a manifest's own for its problems)");
+          "JITGEMM_TUNING, else fast as in jitgemm::Options; a manifest's own for its "
+          "problems)");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal");
 ABSL_FLAG(int, reference_threads, 0, "CPU threads for the float64 reference (0: all cores)");
 ABSL_FLAG(bool, list, false, "print the selected cases and exit (needs no GPU)");
