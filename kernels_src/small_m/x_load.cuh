@@ -164,7 +164,7 @@ __device__ __forceinline__ void StageXSlice(const unsigned short* abase, int c_c
       }
     }
   } else if (S::kM != 0 ? S::kM >= 8 : m_rt >= 8) {
-    // At least 8 rows: every unit of a thread is one to load.
+    // At least 8 rows: most of a thread's units have a row to load.
     StageXUnits<S, !S::kRowA, 4>(abase, c_cta, m_rt, xs_addr);
   } else {
     // Fewer rows: along m, lanes past M would idle, and four units in flight
