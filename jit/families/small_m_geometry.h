@@ -53,11 +53,13 @@ inline Geometry Derive(const GemmProblem& p, const KernelConfig& c) {
   // A gated tile's block_n rows of W are the gate and up rows of block_n / 2
   // outputs (kernels_src/small_m/traits.cuh).
   g.tiles = CeilDiv(p.n, p.epilogue.gate != Gate::kNone ? g.bn / 2 : g.bn);
-  // The ring needs A row-major with rows (and batches) 16 bytes apart.
+  // The ring needs A's rows 16 bytes apart, or a column-major A of 8-element
+  // columns with 8 rows kept (Traits::kXRingCol), and batches 16 bytes apart.
   const int64_t esize = 2;
   const bool batched_a = p.batch_count > 1 && p.a.batch_stride > 0;
-  g.x_ring = p.a.layout == Layout::kRowMajor && (p.a.ld * esize) % 16 == 0 &&
-             (!batched_a || (p.a.batch_stride * esize) % 16 == 0);
+  const bool rows_ok =
+      p.a.layout == Layout::kRowMajor ? (p.a.ld * esize) % 16 == 0 : p.a.ld == 8 && c.block_m == 8;
+  g.x_ring = rows_ok && (!batched_a || (p.a.batch_stride * esize) % 16 == 0);
   g.x_bytes = g.x_ring ? int64_t{g.warps} * g.stages * g.mg * 512 : g.cc_pad * g.mg * 512;
   const bool k_even = p.k % kChunk == 0 && g.ck % g.split == 0 && g.cc % g.warps_k == 0;
   g.x_bulk = c.x_copy >= 1 && c.x_copy <= 8 && g.cw <= g.stages &&

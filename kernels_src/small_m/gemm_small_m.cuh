@@ -27,8 +27,10 @@
 //     16-byte aligned rows, every warp streams its own x chunks through a
 //     kStages-slot cp.async ring issued together with the W loads of the same
 //     chunk (no CTA barrier before the main loop; warps with the same K range
-//     read x separately, so configs keep kWarpsN small). Otherwise the CTA
-//     stages its whole x slice first (col-major A, odd lda).
+//     read x separately, so configs keep kWarpsN small). So does a
+//     column-major A of 8-element columns at kBlockM 8, read back with
+//     ldmatrix.trans. Otherwise the CTA stages its whole x slice first (other
+//     column-major A, odd lda).
 //   * The CTA reduces its warps' accumulators in shared memory. With kSplitK
 //     > 1 and kSmallMClusterK, the kSplitK CTAs of an n tile are one cluster
 //     and meet in distributed shared memory (Traits::kClusterK). Otherwise,

@@ -63,6 +63,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   constexpr int kHint = LoadHintOf<S>::value;
   constexpr bool kEvict = EvictFirstOf<S>::value;
   constexpr bool kXRing = Tr::kXRing;
+  constexpr bool kXCol = Tr::kXRingCol;
   constexpr bool kEarlyB = S::kPdl && EarlyBOf<S>::value;
   // First warp-local chunk the L2 prefetch covers (early mode loads the
   // ring's chunks themselves before the wait).
@@ -206,19 +207,42 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
   // each lane reads (row mg * 8 + g, k = 32 c + 8 t). Each lane copies exactly
   // the units it reads, so its own cp.async.wait_group makes them visible.
   // Rows at or past M are zero-filled (cp.async src-size 0, no global read).
-  const unsigned xr_addr = SmemAddr(smem_dyn) + (warp * kStages * kMG * 32 + lane) * 16;
+  // A column-major x (kXCol, one 8-row group) instead has lane l copy column
+  // k = 32 c + l into row XColRow(l) of the slot: lanes read each other's
+  // copies, so the warp syncs after the wait and before it refills a slot.
+  const unsigned xr_addr =
+      SmemAddr(smem_dyn) + (warp * kStages * kMG * 32 + (kXCol ? XColRow(lane) : lane)) * 16;
   const unsigned short* xsrc[kMG];
   unsigned xbytes[kMG];
 #pragma unroll
   for (int mg = 0; mg < kMG; ++mg) {
-    const int m = mg * 8 + g;
-    xbytes[mg] = m < m_rt ? 16u : 0u;
-    xsrc[mg] = abase + static_cast<int64>(m < m_rt ? m : 0) * S::kLda + c_warp * 32 + t * 8;
+    if constexpr (kXCol) {
+      // The rows below M; the rest of the 16 bytes is zero-filled.
+      xbytes[mg] = static_cast<unsigned>(m_rt) * 2u;
+      xsrc[mg] = abase + static_cast<int64>(c_warp * 32 + lane) * S::kLda;
+    } else {
+      const int m = mg * 8 + g;
+      xbytes[mg] = m < m_rt ? 16u : 0u;
+      xsrc[mg] = abase + static_cast<int64>(m < m_rt ? m : 0) * S::kLda + c_warp * 32 + t * 8;
+    }
   }
   auto load_x = [&](int slot, int c) {
     if (!chunk_valid(c)) return;
     const int cg = c_warp + c;
     const bool full = Tr::kKFull || cg < kCK - 1;
+    if constexpr (kXCol) {
+      const unsigned dst = xr_addr + static_cast<unsigned>(slot * 32 * 16);
+      const unsigned short* src = xsrc[0] + static_cast<int64>(c) * 32 * S::kLda;
+      const unsigned bytes = full || cg * 32 + lane < kK ? xbytes[0] : 0u;
+      if (S::kAlignA >= 16) {
+        CpAsync16(dst, src, bytes);
+      } else {  // pointer below 16-byte alignment: narrow loads, synchronous
+        StoreShared16(dst, bytes == 16u  ? Load8<S::kAlignA, 0, false>(src, 0)
+                           : bytes != 0u ? Load8Partial(src, static_cast<int>(bytes / 2))
+                                         : ZeroU4());
+      }
+      return;
+    }
 #pragma unroll
     for (int mg = 0; mg < kMG; ++mg) {
       if (S::kM != 0 && mg * 8 >= S::kM) continue;  // whole group past an exact M
@@ -300,6 +324,8 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
 
   const U4* xs_lane =
       kXRing ? smem_dyn + warp * kStages * kMG * 32 + lane : smem_dyn + wk * kCW * kMG * 32 + lane;
+  const unsigned xt_lane =
+      SmemAddr(smem_dyn) + (warp * kStages * kMG * 32 + XColReadRow(lane)) * 16;
   const char* xm_lane = reinterpret_cast<const char*>(smem_dyn) +
                         (Tr::kXPieces ? g * Tr::kXRowBytes + (c_warp - c_cta) * 64
                                       : (wk * kMP + g) * Tr::kXRowBytes) +
@@ -312,6 +338,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       const int c = c0 + j;
       if (c < kCW) {
         if (kXRing) CpAsyncWaitN(kStages - 1 - (j % kGroup));
+        if (kXCol) __syncwarp();
         if constexpr (Tr::kXMulti) {
           if (c % Tr::kXPartChunks == 0) {
             sm90::MbarWait(SmemAddr(&s_xbar[Tr::kXPieces ? c / Tr::kXPartChunks : wk]), 0);
@@ -323,10 +350,11 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
           for (int mg = 0; mg < kMG; ++mg) {
             // All kMG groups, also those past a run-time M: branch-free code
             // schedules better, and the plan picks kBlockM close to M.
-            const U4 xb = Tr::kXMulti
-                              ? *reinterpret_cast<const U4*>(xm_lane + mg * 8 * Tr::kXRowBytes +
-                                                             Tr::ChunkOff(c) * 64)
-                              : xc[mg * 32];
+            const U4 xb =
+                Tr::kXMulti ? *reinterpret_cast<const U4*>(xm_lane + mg * 8 * Tr::kXRowBytes +
+                                                           Tr::ChunkOff(c) * 64)
+                : kXCol     ? XColFragment(xt_lane + static_cast<unsigned>((j * kMG + mg) * 512))
+                            : xc[mg * 32];
 #pragma unroll
             for (int r = 0; r < kR; ++r) {
               const U4& w0 = ring[j][r][0];
@@ -340,6 +368,7 @@ __device__ __forceinline__ void RingGemm(const GemmArgs& args) {
       if (j % kGroup == kGroup - 1) {
         // Refill the group's slots back to back: each W row gets 64 * kGroup
         // contiguous bytes requested at once.
+        if (kXCol) __syncwarp();
 #pragma unroll
         for (int jj = j - kGroup + 1; jj <= j; ++jj) issue(jj, c0 + jj + kStages);
         const int last = c0 + j + kStages;  // last chunk of this refill

@@ -27,8 +27,9 @@ struct MakeVoid {
 //   kSmallMEarlyB: under PDL, the first kStages chunks of W are loaded into
 //     registers before griddepcontrol.wait (the plan's constant_b promise: no
 //     earlier work in the stream writes B)
-//   kSmallMXRing: stream x through a per-warp cp.async ring (needs A row-major,
-//     16-byte aligned); otherwise the CTA stages its whole x slice first
+//   kSmallMXRing: stream x through a per-warp cp.async ring (needs rows 16
+//     bytes apart, or a column-major A of 8-element columns and kBlockM 8);
+//     otherwise the CTA stages its whole x slice first
 //   kSmallMClusterK: the kSplitK CTAs of an n tile form a cluster along K and
 //     reduce through distributed shared memory (sm_90); no workspace
 //   kSmallMXParts / kSmallMXInterleave: bulk x arrives in kSmallMXParts pieces
@@ -139,9 +140,16 @@ struct Traits {
   // Bytes between x rows: [row][chunk] for pieces, [warp][row][chunk]
   // otherwise; a 64-byte pad keeps 16-byte reads of 8 rows conflict-free.
   static constexpr int kXRowBytes = (kXPieces ? kCCPad : kCW) * 64 + 64;
-  static constexpr bool kXRing = !kXMulti && XRingOf<S>::value && S::kRowA &&
-                                 (S::kLda * 2) % 16 == 0 &&
-                                 (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
+  // A column-major x of one 8-row group whose columns are exactly 16 bytes
+  // apart (a chunk's x is 512 contiguous bytes) rides the same ring
+  // transposed: a lane copies one column, and ldmatrix.trans turns a slot
+  // into the fragments a row-major x gives (ring_gemm.cuh). With wider
+  // columns or more groups, staging the slice measured faster.
+  static constexpr bool kXRingCol = !kXMulti && XRingOf<S>::value && !S::kRowA && kMP == 8 &&
+                                    S::kLda == 8 && (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
+  static constexpr bool kXRing =
+      kXRingCol || (!kXMulti && XRingOf<S>::value && S::kRowA && (S::kLda * 2) % 16 == 0 &&
+                    (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0));
   // (The pieces layout needs less; the host sizes shared memory for either.)
   static constexpr int kXBytes = kXMulti  ? kWarpsK * kMP * (kCW * 64 + 64)
                                  : kXRing ? kWarps * kStages * kMG * 512

@@ -1,8 +1,8 @@
-// x into shared memory for small_m's register-ring path where it is not
-// streamed by the x ring: by bulk copies (kXMulti, sm_90) that complete on
-// mbarriers, multicast to the CTAs of a cluster where kSmallMXCluster > 1; or
-// the CTA's whole x slice staged by its threads before the main loop
-// (column-major A, rows not on 16 bytes).
+// x into shared memory for small_m's register-ring path: the layout and reads
+// of a column-major x streamed by the x ring; by bulk copies (kXMulti, sm_90)
+// that complete on mbarriers, multicast to the CTAs of a cluster where
+// kSmallMXCluster > 1; or the CTA's whole x slice staged by its threads
+// before the main loop (rows or columns not 16 bytes apart).
 #pragma once
 
 #include "jitgemm/common/args.cuh"
@@ -61,6 +61,35 @@ __device__ __forceinline__ void IssueXBulk(const unsigned short* abase, int c_ct
            SmemAddr(&s_xbar[w]));
     }
   }
+}
+
+// A column-major x in the ring (Traits::kXRingCol): the 32 k of a chunk sit
+// as 32 rows of 16 bytes (8 rows of x each) per 8-row group, k-offset l in
+// row XColRow(l). The flip of l's bits 1-2 by its 8-k group puts the 8 rows one
+// ldmatrix phase reads ({0, 1, 8, 9, 16, 17, 24, 25} + 2 q) in 8 distinct
+// bank groups.
+__device__ __forceinline__ int XColRow(int l) { return l ^ (((l >> 3) & 3) << 1); }
+
+// The block row lane `lane` addresses for XColFragment: matrix q = lane / 8
+// holds k-offsets 8 i + 2 q + {0, 1} (i = 0..3), so that after the transpose
+// thread (g, t) has k = 8 t + 2 q + {0, 1} of row g in register q, the
+// fragment order of a row-major x unit.
+__device__ __forceinline__ int XColReadRow(int lane) {
+  const int q = lane >> 3, r = lane & 7;
+  return XColRow(8 * (r >> 1) + (r & 1) + 2 * q);
+}
+
+// One 8-row group of a column-major x chunk as the B fragments of a chunk's
+// two m16n8k16 products (addr: the block plus XColReadRow(lane) * 16).
+__device__ __forceinline__ U4 XColFragment(unsigned addr) {
+  unsigned r[4];
+  Ldmatrix4<true>(r, addr);
+  U4 v;
+  v.x = r[0];
+  v.y = r[1];
+  v.z = r[2];
+  v.w = r[3];
+  return v;
 }
 
 // Units [0, kUnits) of the x slice by element loads (see StageXSlice).

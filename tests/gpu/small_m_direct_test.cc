@@ -250,17 +250,19 @@ TEST(RandomProblemsTest, SmallMEarlyBulkConfigsMatchFloat64Reference) {
   std::printf("small_m bulk-x configs: %d runs\n", ran);
 }
 
-// small_m with a column-major A, whose x slice the CTA stages element by
-// element before its main loop (neighbouring threads on neighbouring rows):
-// M from 1 to 40 (blocks of 8 to 40 rows), leading dimensions M and M plus an
-// odd pad, K not a multiple of the chunk, batches, split-K through the
-// workspace, every epilogue and misaligned pointers.
+// small_m with a column-major A: with 8-element columns and at most 8 rows
+// x streams through the ring transposed (M 1, 5 and 8, batches); otherwise
+// the CTA stages its slice element by element before its main loop (M from
+// 1 to 40, leading dimensions M and M plus a pad). K not a multiple of the
+// chunk, split-K through the workspace, every epilogue and misaligned
+// pointers.
 TEST(RandomProblemsTest, SmallMColumnMajorAConfigsMatchFloat64Reference) {
   JITGEMM_REQUIRE_GPU();
   const DirectShape shapes[] = {
       {1, 2048, 4096, DataType::kBF16, 1, true, 0}, {5, 1000, 2050, DataType::kF16, 1, true, 3},
       {16, 512, 1024, DataType::kBF16, 2, true, 0}, {24, 300, 777, DataType::kBF16, 1, true, 8},
-      {13, 96, 4104, DataType::kF16, 3, true, 1},   {40, 256, 512, DataType::kBF16, 1, true, 0}};
+      {13, 96, 4104, DataType::kF16, 3, true, 1},   {40, 256, 512, DataType::kBF16, 1, true, 0},
+      {8, 200, 1000, DataType::kBF16, 2, true, 0},  {1, 333, 4104, DataType::kF16, 1, true, 7}};
   const int ran = RunDirectSmallMConfigs(
       shapes, EnvInt("JITGEMM_TEST_SEED", 20261128) + 13, [](int i, const GemmProblem& p) {
         std::vector<jit::KernelConfig> out;

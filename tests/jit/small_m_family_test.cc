@@ -18,6 +18,7 @@
 namespace jitgemm::jit {
 namespace {
 
+using ::jitgemm::support::IsOk;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -195,6 +196,46 @@ TEST(FamiliesTest, SmallMAsksForL2FillsBySize) {
   EXPECT_THAT(fields(2048), HasSubstr("kSmallMLoadHint = 128;")) << "16 MB of weights";
   EXPECT_THAT(fields(4096), HasSubstr("kSmallMLoadHint = 128;")) << "32 MB";
   EXPECT_THAT(fields(12288), HasSubstr("kSmallMLoadHint = 256;")) << "96 MB, past L2";
+}
+
+// A column-major x streams through the per-warp ring (shared memory for the
+// ring's slots) only with 8-element columns and block_m 8; otherwise the CTA
+// stages its whole slice (shared memory for all of it). The host sizes
+// shared memory as the kernel's Traits decide.
+TEST(FamiliesTest, SmallMColumnMajorXRidesTheRingOnlyWithEightElementColumns) {
+  const TargetInfo hopper = OfflineTarget(90);
+  const KernelFamily& small = GetFamily(Family::kSmallM);
+  auto column_x = [](int64_t m, int64_t lda) {
+    GemmProblem p = Linear(m, 4096, 4096, DataType::kBF16);
+    p.a.layout = Layout::kColMajor;
+    p.a.ld = lda;
+    return Canonicalize(p);
+  };
+  KernelConfig c;
+  c.family = Family::kSmallM;
+  c.block_m = 8;
+  c.block_n = 16;
+  c.block_k = 32;
+  c.warps_m = 8;
+  c.warps_n = 1;
+  c.stages = 4;
+  c.runtime_m = true;
+  c.pdl = false;                           // no padding to one CTA per SM
+  constexpr uint32_t kRing = 8 * 4 * 512;  // warps x stages x one 8-row group
+  constexpr uint32_t kSlice = 128 * 512;   // 128 chunks of one 8-row group
+  for (int64_t m : {1, 4, 8}) {
+    const GemmProblem p = column_x(m, 8);
+    ASSERT_THAT(small.Supports(p, c, hopper), IsOk());
+    EXPECT_EQ(small.Shape(p, c, hopper).shared_bytes, kRing) << "M = " << m;
+  }
+  EXPECT_EQ(small.Shape(column_x(8, 16), c, hopper).shared_bytes, kSlice) << "lda 16: staged";
+  EXPECT_EQ(small.Shape(column_x(4, 4), c, hopper).shared_bytes, kSlice) << "lda 4: staged";
+  KernelConfig sixteen = c;
+  sixteen.block_m = 16;
+  EXPECT_EQ(small.Shape(column_x(8, 8), sixteen, hopper).shared_bytes, 2 * kSlice)
+      << "two 8-row groups: staged";
+  GemmProblem row = Linear(8, 4096, 4096, DataType::kBF16);
+  EXPECT_EQ(small.Shape(row, c, hopper).shared_bytes, kRing) << "a row-major x rides the ring";
 }
 
 }  // namespace
