@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/operand_alignment.h"
 #include "jit/families/ranking.h"
 #include "jit/family.h"
 #include "jit/kernel_config.h"
@@ -109,12 +110,28 @@ double WarpsFactor(int warps_per_sm) {
 // model", has the fit).
 constexpr double kEpilogueUsPerAccumulator = 0.04;
 
+// Rows that start on 2 bytes are read by plain loads that a k tile waits for
+// (kernels_src/sm80/tile.cuh). A block alone on its SM then pays about
+// kNarrowUs + kNarrowUsPerChunk * (16-byte chunks a thread loads) per 64 of
+// its K, whatever its products cost; with other blocks resident the waits
+// overlap and the model stays as it was. Fitted to every sm80 config of seven
+// such problems timed on an H200 (docs/tuning.md, "Rows on 2 bytes").
+constexpr double kNarrowUs = 0.95;
+constexpr double kNarrowUsPerChunk = 0.165;
+
+bool NarrowRows(const GemmProblem& p) {
+  const int64_t batch = p.batch_count;
+  return OperandAlignment(p.a, p.m, p.k, batch, 16) <= 2 ||
+         OperandAlignment(p.b, p.k, BColumns(p), batch, 16) <= 2;
+}
+
 // Estimated microseconds on the target, scaled from H100 measurements: a
 // launch and pipeline-fill constant, then the waves of blocks (the last one
 // possibly partial) with one epilogue chain each, plus the split-K reduction
 // (partial tiles written, read back and zeroed through L2, and the reducing
 // block's serial epilogue).
-double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
+double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t,
+            bool charge_narrow = false) {
   const int64_t tiles = Tiles(p, c);
   const int64_t blocks = tiles * c.split_k;
   const int per_sm = BlocksPerSm(c, t);
@@ -131,9 +148,13 @@ double Cost(const GemmProblem& p, const KernelConfig& c, const TargetInfo& t) {
       kEpilogueUsPerAccumulator * static_cast<double>(rows * cols) / (32.0 * warps);
   // Scale to the target: rates are per SM, and sm_80 parts run mma.sync at
   // about the same per-SM rate as Hopper's.
+  const double chunks = static_cast<double>(c.block_m + c.block_n) * 8.0 / (32.0 * warps);
+  const double narrow_us =
+      charge_narrow ? k_per_block / 64.0 * (kNarrowUs + kNarrowUsPerChunk * chunks) : 0.0;
   auto wave = [&](int resident) {
     const double rate = WarpTileRate(c) * WarpsFactor(resident * warps);
-    return resident * block_macs / rate / 1000.0 + 0.3 + epilogue_us;
+    const double products = resident * block_macs / rate / 1000.0;
+    return (resident == 1 ? std::max(products, narrow_us) : products) + 0.3 + epilogue_us;
   };
   double us = 2.0 + static_cast<double>(full_waves) * wave(per_sm);
   if (rest > 0) us += wave(static_cast<int>(CeilDiv(rest, t.multiprocessors)));
@@ -238,7 +259,11 @@ class Sm80Family final : public KernelFamily {
                                        TuningPolicy policy) const override {
     std::vector<KernelConfig> pool;
     if (policy == TuningPolicy::kExhaustive) {
+      // The grid, and the menu's deeper splits and 128-wide k tiles, so that
+      // exhaustive tuning times everything fast tuning would.
       pool = Enumerate(p, target);
+      const std::vector<KernelConfig> menu = Menu(p, target);
+      pool.insert(pool.end(), menu.begin(), menu.end());
     } else {
       pool = Menu(p, target);
     }
@@ -246,6 +271,17 @@ class Sm80Family final : public KernelFamily {
     for (const KernelConfig& c : pool) {
       if (!Supports(p, c, target).ok()) continue;
       ranked.emplace_back(Cost(p, c, target), c);
+    }
+    // Rows on 2 bytes: the first guess (what an untimed plan runs) is the
+    // config the waits charged; the rest of the list stays as the plain model
+    // ranks it, since charging every config reordered the timed list and lost
+    // its winners (docs/tuning.md, "Rows on 2 bytes").
+    if (NarrowRows(p) && !ranked.empty()) {
+      auto first =
+          std::min_element(ranked.begin(), ranked.end(), [&](const auto& x, const auto& y) {
+            return Cost(p, x.second, target, true) < Cost(p, y.second, target, true);
+          });
+      first->first = -1.0;
     }
     return RankByCost(std::move(ranked), policy, 8);
   }
