@@ -277,11 +277,16 @@ class Sm80Family final : public KernelFamily {
     // ranks it, since charging every config reordered the timed list and lost
     // its winners (docs/tuning.md, "Rows on 2 bytes").
     if (NarrowRows(p) && !ranked.empty()) {
-      auto first =
-          std::min_element(ranked.begin(), ranked.end(), [&](const auto& x, const auto& y) {
-            return Cost(p, x.second, target, true) < Cost(p, y.second, target, true);
-          });
-      first->first = -1.0;
+      size_t first = 0;
+      double first_cost = Cost(p, ranked[0].second, target, /*charge_narrow=*/true);
+      for (size_t i = 1; i < ranked.size(); ++i) {
+        const double cost = Cost(p, ranked[i].second, target, /*charge_narrow=*/true);
+        if (cost < first_cost) {
+          first = i;
+          first_cost = cost;
+        }
+      }
+      ranked[first].first = -1.0;  // below every plain cost: ranked first
     }
     return RankByCost(std::move(ranked), policy, 8);
   }

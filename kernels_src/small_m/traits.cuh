@@ -145,11 +145,11 @@ struct Traits {
   // transposed: a lane copies one column, and ldmatrix.trans turns a slot
   // into the fragments a row-major x gives (ring_gemm.cuh). With wider
   // columns or more groups, staging the slice measured faster.
-  static constexpr bool kXRingCol = !kXMulti && XRingOf<S>::value && !S::kRowA && kMP == 8 &&
-                                    S::kLda == 8 && (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
+  static constexpr bool kXRingAllowed =
+      !kXMulti && XRingOf<S>::value && (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0);
+  static constexpr bool kXRingCol = kXRingAllowed && !S::kRowA && kMP == 8 && S::kLda == 8;
   static constexpr bool kXRing =
-      kXRingCol || (!kXMulti && XRingOf<S>::value && S::kRowA && (S::kLda * 2) % 16 == 0 &&
-                    (S::kBatch == 1 || (S::kStrideA * 2) % 16 == 0));
+      kXRingCol || (kXRingAllowed && S::kRowA && (S::kLda * 2) % 16 == 0);
   // (The pieces layout needs less; the host sizes shared memory for either.)
   static constexpr int kXBytes = kXMulti  ? kWarpsK * kMP * (kCW * 64 + 64)
                                  : kXRing ? kWarps * kStages * kMG * 512
