@@ -92,6 +92,23 @@ __device__ __forceinline__ U4 XColFragment(unsigned addr) {
   return v;
 }
 
+// Byte offset of x unit (chunk cl, row m, quarter t4) in the staged slice:
+// fragment order, kMG 8-row groups a chunk.
+template <int kMG>
+__device__ __forceinline__ unsigned XUnitOffset(int cl, int m, int t4) {
+  return static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+}
+
+// Eight 2-byte elements, each in the low half of a word, as one 16-byte unit.
+__device__ __forceinline__ U4 Pack8(const unsigned (&h)[8]) {
+  U4 v;
+  v.x = h[0] | (h[1] << 16);
+  v.y = h[2] | (h[3] << 16);
+  v.z = h[4] | (h[5] << 16);
+  v.w = h[6] | (h[7] << 16);
+  return v;
+}
+
 // Units [0, kUnits) of the x slice by element loads (see StageXSlice).
 // Neighbouring threads take neighbouring addresses, so that a warp's loads
 // share sectors: along m (kAlongM) or along k. With kBatch > 1 each thread has
@@ -115,8 +132,7 @@ __device__ __forceinline__ void StageXUnits(const unsigned short* abase, int c_c
       int m, t4, cl;
       unit(u, m, t4, cl);
       if (m >= m_rt) continue;
-      const unsigned dst =
-          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+      const unsigned dst = xs_addr + XUnitOffset<kMG>(cl, m, t4);
       const int k0 = (c_cta + cl) * 32 + t4 * 8;
       if (Tr::kKEven || (cl < kCC && k0 < kK)) {
         unsigned h[8];
@@ -124,12 +140,7 @@ __device__ __forceinline__ void StageXUnits(const unsigned short* abase, int c_c
         for (int e = 0; e < 8; ++e) {
           h[e] = k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
         }
-        U4 v;
-        v.x = h[0] | (h[1] << 16);
-        v.y = h[2] | (h[3] << 16);
-        v.z = h[4] | (h[5] << 16);
-        v.w = h[6] | (h[7] << 16);
-        StoreShared16(dst, v);
+        StoreShared16(dst, Pack8(h));
       } else {
         StoreShared16(dst, ZeroU4());
       }
@@ -145,7 +156,7 @@ __device__ __forceinline__ void StageXUnits(const unsigned short* abase, int c_c
         unit(u, m, t4, cl);
         const int k0 = (c_cta + cl) * 32 + t4 * 8;
         const bool ok = u < kUnits && m < m_rt && (Tr::kKEven || (cl < kCC && k0 < kK));
-        dst[b] = u < kUnits && m < m_rt ? ((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16 : -1;
+        dst[b] = u < kUnits && m < m_rt ? static_cast<int>(XUnitOffset<kMG>(cl, m, t4)) : -1;
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
           h[b][e] = ok && k0 + e < kK ? LoadNc2(abase + Offset<S::kRowA, S::kLda>(m, k0 + e)) : 0u;
@@ -154,12 +165,7 @@ __device__ __forceinline__ void StageXUnits(const unsigned short* abase, int c_c
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         if (dst[b] < 0) continue;
-        U4 v;
-        v.x = h[b][0] | (h[b][1] << 16);
-        v.y = h[b][2] | (h[b][3] << 16);
-        v.z = h[b][4] | (h[b][5] << 16);
-        v.w = h[b][6] | (h[b][7] << 16);
-        StoreShared16(xs_addr + static_cast<unsigned>(dst[b]), v);
+        StoreShared16(xs_addr + static_cast<unsigned>(dst[b]), Pack8(h[b]));
       }
     }
   }
@@ -180,8 +186,7 @@ __device__ __forceinline__ void StageXSlice(const unsigned short* abase, int c_c
     for (int u = threadIdx.x; u < kUnits; u += S::kThreads) {
       const int t4 = u & 3, cl = (u >> 2) % Tr::kCCPad, m = (u >> 2) / Tr::kCCPad;
       if (m >= m_rt) continue;
-      const unsigned dst =
-          xs_addr + static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
+      const unsigned dst = xs_addr + XUnitOffset<kMG>(cl, m, t4);
       const int k0 = (c_cta + cl) * 32 + t4 * 8;
       const bool ok = Tr::kKEven || (cl < kCC && k0 < kK);
       if (ok && (kK % 8 == 0 || k0 + 8 <= kK)) {
