@@ -75,12 +75,11 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
         " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
         "64..256 in steps of 32"));
   }
-  // B arrives in 64-column boxes when N-major, and a gated tile's halves in
-  // whole 64-column blocks.
-  if (c.block_n % 64 != 0 && (p.b.layout == Layout::kRowMajor || Gated(p))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sm90 tile ", c.ToString(),
-        ": block_n not a multiple of 64 takes a K-major (column-major) B and no gate"));
+  // B arrives in 64-column boxes when N-major.
+  if (c.block_n % 64 != 0 && p.b.layout == Layout::kRowMajor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sm90 tile ", c.ToString(),
+                     ": block_n not a multiple of 64 takes a K-major (column-major) B"));
   }
   if (c.block_m / per_tile / 64 * c.block_n / 2 > 128) {
     return absl::InvalidArgumentError(
@@ -113,6 +112,12 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
                      ": fp32 D with SiLU or GELU takes warpgroup tiles of 64 rows and no "
                      "ping-pong"));
   }
+  // A gated tile of 224 columns (halves of 112) into fp32 D with a bias
+  // spilled 20-96 bytes; fp32 D takes the gated widths that did not.
+  if (Gated(p) && p.d.type == DataType::kF32 && c.block_n == 224) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sm90 tile ", c.ToString(), ": a gated tile into fp32 D is 128, 160, 192 or 256 wide"));
+  }
   if (c.cluster_m != 1 && c.cluster_m != 2) {
     return absl::InvalidArgumentError("sm90 clusters hold 1 or 2 CTAs along M");
   }
@@ -134,11 +139,14 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
         absl::StrCat("sm90 kernels read the up half of a row-major gated B at column N = ", p.n,
                      ", which must be a multiple of 8 elements (16 bytes) for TMA"));
   }
-  if (Gated(p) && (c.block_n % 128 != 0 || c.split_k != 1)) {
+  // A gated tile's halves are one box each when B is K-major, whole 64-column
+  // blocks when N-major; each half is stored as at least one 64-column block.
+  if (Gated(p) && (c.block_n < 128 || (p.b.layout == Layout::kRowMajor && c.block_n % 128 != 0) ||
+                   c.split_k != 1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sm90 tile ", c.ToString(),
-        ": a gated tile is 128 or 256 columns wide (two halves of whole 64-column blocks) "
-        "and takes no split-K"));
+        ": a gated tile is 128 to 256 columns wide (two halves of 64 to 128; whole 64-column "
+        "blocks for a row-major B) and takes no split-K"));
   }
   if (c.stages < 2 || c.stages > 12) {
     return absl::InvalidArgumentError("sm90 kernels need 2..12 pipeline stages");

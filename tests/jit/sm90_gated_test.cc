@@ -39,7 +39,7 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
   const std::vector<KernelConfig> configs = Sm90().Candidates(p, target, TuningPolicy::kExhaustive);
   ASSERT_FALSE(configs.empty());
   for (const KernelConfig& c : configs) {
-    EXPECT_EQ(c.block_n % 128, 0) << c.ToString();
+    EXPECT_GE(c.block_n, 128) << c.ToString();
     EXPECT_EQ(c.split_k, 1) << c.ToString();
   }
   // A 128 x 256 tile covers 128 columns of D: 16 x 8 tiles, 64 clusters of two.
@@ -52,6 +52,45 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
   const GemmProblem plain = Linear(2048, 1000, 4096);
   EXPECT_THAT(Specialize(plain, c, Sm90(), Sm90().Shape(plain, c, target), 16).source,
               Not(HasSubstr("kGate")));
+}
+
+// Halves of 80, 96 or 112 columns (one box each of a K-major B) fill the SMs
+// where whole 64-column halves leave a wave part empty; an N-major B arrives
+// in 64-column blocks, so its halves stay whole blocks.
+TEST(Sm90FamilyTest, GatedTilesOfAKMajorBTakeHalvesOfAnyWholeBox) {
+  const TargetInfo target = OfflineTarget(90);
+  // 255 x 5000: 128 x 160 tiles (80 columns of D each) are 2 x 63 = 126 units.
+  const GemmProblem p = GatedLinear(255, 5000, 2048);
+  for (int bn : {160, 192, 224}) {
+    EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, bn, 2, 4, 1), target).ok()) << bn;
+    EXPECT_TRUE(Sm90().Supports(p, Sm90Config(128, bn, 2, 4, 2), target).ok()) << bn;
+  }
+  EXPECT_EQ(Sm90().Shape(p, Sm90Config(128, 160, 2, 4, 1), target).grid[0], 126u);
+  bool odd_width = false;
+  for (const KernelConfig& c : Sm90().Candidates(p, target, TuningPolicy::kFast)) {
+    odd_width = odd_width || c.block_n % 128 != 0;
+  }
+  EXPECT_TRUE(odd_width);
+  // Into fp32 D, 224 columns with a bias spilled.
+  GemmProblem f32 = p;
+  f32.d.type = f32.c.type = DataType::kF32;
+  f32.epilogue.bias = BiasMode::kPerColumn;
+  f32 = Canonicalize(f32);
+  EXPECT_TRUE(Sm90().Supports(f32, Sm90Config(128, 192, 2, 4, 1), target).ok());
+  EXPECT_THAT(Sm90().Supports(f32, Sm90Config(128, 224, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fp32 D")));
+  GemmProblem n_major = p;
+  n_major.b.layout = Layout::kRowMajor;
+  n_major.b.ld = 2 * n_major.n;
+  n_major = Canonicalize(n_major);
+  ASSERT_TRUE(ValidateProblem(n_major).ok()) << ValidateProblem(n_major);
+  EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gated")));
+  EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 160, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("K-major")));
+  for (const KernelConfig& c : Sm90().Candidates(n_major, target, TuningPolicy::kExhaustive)) {
+    EXPECT_EQ(c.block_n % 128, 0) << c.ToString();
+  }
 }
 
 TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {
