@@ -110,17 +110,22 @@ __device__ __forceinline__ U4 Load8(const unsigned short* p, unsigned long long 
   return v;
 }
 
-// The first `count` (< 8) elements at p, the rest zero.
-__device__ __forceinline__ U4 Load8Partial(const unsigned short* p, int count) {
-  unsigned h[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) h[e] = e < count ? LoadNc2(p + e) : 0u;
+// Eight 2-byte elements, each in the low half of a word, as one 16-byte unit.
+__device__ __forceinline__ U4 Pack8(const unsigned (&h)[8]) {
   U4 v;
   v.x = h[0] | (h[1] << 16);
   v.y = h[2] | (h[3] << 16);
   v.z = h[4] | (h[5] << 16);
   v.w = h[6] | (h[7] << 16);
   return v;
+}
+
+// The first `count` (< 8) elements at p, the rest zero.
+__device__ __forceinline__ U4 Load8Partial(const unsigned short* p, int count) {
+  unsigned h[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) h[e] = e < count ? LoadNc2(p + e) : 0u;
+  return Pack8(h);
 }
 
 __device__ __forceinline__ void StoreShared16(unsigned smem, const U4& v) {

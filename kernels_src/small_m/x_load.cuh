@@ -99,16 +99,6 @@ __device__ __forceinline__ unsigned XUnitOffset(int cl, int m, int t4) {
   return static_cast<unsigned>(((cl * kMG + (m >> 3)) * 32 + (m & 7) * 4 + t4) * 16);
 }
 
-// Eight 2-byte elements, each in the low half of a word, as one 16-byte unit.
-__device__ __forceinline__ U4 Pack8(const unsigned (&h)[8]) {
-  U4 v;
-  v.x = h[0] | (h[1] << 16);
-  v.y = h[2] | (h[3] << 16);
-  v.z = h[4] | (h[5] << 16);
-  v.w = h[6] | (h[7] << 16);
-  return v;
-}
-
 // Units [0, kUnits) of the x slice by element loads (see StageXSlice).
 // Neighbouring threads take neighbouring addresses, so that a warp's loads
 // share sectors: along m (kAlongM) or along k. With kBatch > 1 each thread has
