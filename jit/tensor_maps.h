@@ -24,7 +24,9 @@
 
 namespace jitgemm::jit {
 
-struct alignas(64) Sm90TensorMaps {
+// 128: CUDA 13's CUtensorMap is 128-byte aligned, and clang rejects an
+// alignas weaker than a member's (the kernel parameter itself needs 64).
+struct alignas(128) Sm90TensorMaps {
   CUtensorMap a;
   CUtensorMap b;
   CUtensorMap d;  // encoded only when the kernel stores D by TMA
