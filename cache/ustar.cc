@@ -198,8 +198,9 @@ absl::Status TarWriter::WriteHeader(absl::string_view name, char type, uint32_t 
     prefix = absl::string_view(full).substr(0, split);
     base = absl::string_view(full).substr(split + 1);
   }
-  std::memcpy(block + kName, base.data(), base.size());
-  std::memcpy(block + kPrefix, prefix.data(), prefix.size());
+  // An empty view may hold a null pointer, which memcpy must not be given.
+  if (!base.empty()) std::memcpy(block + kName, base.data(), base.size());
+  if (!prefix.empty()) std::memcpy(block + kPrefix, prefix.data(), prefix.size());
   if (!PutOctal(block + kSize, kSizeLen, size)) {
     return absl::OutOfRangeError(absl::StrCat("member '", name, "' is too large for ustar"));
   }
