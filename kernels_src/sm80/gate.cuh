@@ -42,11 +42,11 @@ struct UpHalfAlign {
 // (N - o0) and `k_left` rows of K. kKContig: B(k, n) at n * ldb + k (the
 // tile's rows are B's columns), else at k * ldb + n (its rows are K).
 template <class T, bool kKContig, int kBN, int kBK, int kThreads, int64 kLd, int kAlign,
-          int64 kHalf>
+          int64 kHalf, bool kEdgeInline>
 struct GatedBLoader {
   static constexpr int kRows = kKContig ? kBN : kBK;
   static constexpr int kInner = kKContig ? kBK : kBN;
-  using Base = TileLoader<T, kRows, kInner, kThreads, kLd, kAlign>;
+  using Base = TileLoader<T, kRows, kInner, kThreads, kLd, kAlign, kEdgeInline>;
   using Tile = typename Base::Tile;
   static constexpr int kChunks = Tile::kChunks;
   static constexpr int kTotal = kRows * kChunks;

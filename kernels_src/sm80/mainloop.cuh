@@ -33,19 +33,35 @@ struct Mainloop {
   static_assert(kBK % 16 == 0, "kBlockK must be a multiple of 16");
   static_assert(S::kStages >= 2, "at least two pipeline stages");
 
+  // Registers a thread has beyond its accumulators, fragments, addresses
+  // and epilogue (of 255, 40 kept for the last two).
+  static constexpr int kFreeRegs = 255 - 40 - kMI * kNI * 4 - 2 * (kMI * 4 + kNI * 2);
+  // cp.async a thread issues for one operand tile a k tile.
+  __host__ __device__ static constexpr int Copies(int rows, int inner, int align) {
+    return (rows * (inner / 8) + kThreads - 1) / kThreads * (align >= 4 ? 16 / align : 1);
+  }
+  static constexpr int kCopies =
+      Copies(kBM, kBK, S::kAlignA) +
+      Copies(kBN, kBK, GateOf<S>::value != 0 && S::kRowB ? UpHalfAlign<S>::value : S::kAlignB);
+  // Edge chunks are copied inline (tile.cuh) where at least 64 registers are
+  // free (warp tiles up to 32 x 64) and a thread issues at most 32 copies a
+  // k tile. Past either, the inline sizes spilled.
+  static constexpr bool kEdgeInline = kFreeRegs >= 64 && kCopies <= 32;
+
   static constexpr bool kAKContig = S::kRowA;   // A(m, k) at m * lda + k
   static constexpr bool kBKContig = !S::kRowB;  // B(k, n) at n * ldb + k
   using TileA = SmemTile<kAKContig ? kBM : kBK, kAKContig ? kBK : kBM>;
   using TileB = SmemTile<kBKContig ? kBN : kBK, kBKContig ? kBK : kBN>;
-  using LoaderA =
-      TileLoader<T, kAKContig ? kBM : kBK, kAKContig ? kBK : kBM, kThreads, S::kLda, S::kAlignA>;
-  using LoaderB =
-      TileLoader<T, kBKContig ? kBN : kBK, kBKContig ? kBK : kBN, kThreads, S::kLdb, S::kAlignB>;
+  using LoaderA = TileLoader<T, kAKContig ? kBM : kBK, kAKContig ? kBK : kBM, kThreads, S::kLda,
+                             S::kAlignA, kEdgeInline>;
+  using LoaderB = TileLoader<T, kBKContig ? kBN : kBK, kBKContig ? kBK : kBN, kThreads, S::kLdb,
+                             S::kAlignB, kEdgeInline>;
   // A gated tile's B columns interleave the gate and up halves (gate.cuh).
   static constexpr bool kGated = GateOf<S>::value != 0;
   static constexpr int kOutBN = kGated ? kBN / 2 : kBN;  // columns of D a tile covers
-  using GatedLoaderB = GatedBLoader<T, kBKContig, kBN, kBK, kThreads, S::kLdb,
-                                    kBKContig ? S::kAlignB : UpHalfAlign<S>::value, S::kN>;
+  using GatedLoaderB =
+      GatedBLoader<T, kBKContig, kBN, kBK, kThreads, S::kLdb,
+                   kBKContig ? S::kAlignB : UpHalfAlign<S>::value, S::kN, kEdgeInline>;
   static constexpr int kStageBytes = TileA::kBytes + TileB::kBytes;
   static constexpr int kSmemBytes = kStageBytes * S::kStages;
 
@@ -55,13 +71,11 @@ struct Mainloop {
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
 
   // Rows of A or B on 2 bytes are held in registers over a k tile's MMAs
-  // (tile.cuh) where the warp tile leaves room: of 255 registers, 40 kept for
-  // addresses and the epilogue, at least 128 free for up to 2 chunks a
-  // thread and 180 for up to 4. Else they are copied one chunk at a time:
+  // (tile.cuh) where the warp tile leaves room: at least 128 registers free
+  // for up to 2 chunks a thread and 180 for up to 4. Else they are copied one chunk at a time:
   // larger warp tiles measured slower with a tile's reads issued together,
   // as fewer blocks fit an SM, and 4 chunks of a 32 x 16 warp tile spilled
   // on sm_80 (docs/kernels.md).
-  static constexpr int kFreeRegs = 255 - 40 - kMI * kNI * 4 - 2 * (kMI * 4 + kNI * 2);
   static constexpr int kStagedChunks =
       LoaderA::kStagedChunks + (kGated ? GatedLoaderB::kStagedChunks : LoaderB::kStagedChunks);
   static constexpr bool kHold = kStagedChunks > 0 &&

@@ -63,7 +63,12 @@ __device__ __forceinline__ int ChunkElements(int left) {
 // it is stored. Where the main loop has registers to spare (kHold), Load
 // only reads every chunk of the tile into registers and Store, called after
 // the k tile's MMAs, writes them: one latency a k tile, overlapped.
-template <class T, int kRows, int kInner, int kThreads, int64 kLd, int kAlign>
+//
+// kEdgeInline (rows on 4 bytes or more): a partial chunk takes the same
+// predicated copies as a whole one, with sizes computed per part; else it
+// takes a branch of its own, which costs the main loop's scheduling but keeps
+// the sizes out of its registers (Mainloop decides).
+template <class T, int kRows, int kInner, int kThreads, int64 kLd, int kAlign, bool kEdgeInline>
 struct TileLoader {
   using Tile = SmemTile<kRows, kInner>;
   static constexpr int kChunks = Tile::kChunks;
@@ -222,12 +227,15 @@ struct TileLoader {
   }
 
   // One 16-byte chunk of `valid` (0..8) elements; the rest zero-filled. A
-  // partial chunk at the edge of a matrix is read element by element, so no
-  // copy ever touches a byte past the matrix.
+  // partial chunk at the edge of a matrix is copied with a source size of
+  // only its elements, so no copy reads a byte past the matrix and none
+  // waits: read synchronously, every k tile of an edge block paid a memory
+  // latency per chunk (docs/kernels.md, "The sm80 family's edge chunks").
   template <bool kChecked>
   __device__ __forceinline__ static void Copy(unsigned dst, const T* src, const T* safe,
                                               int valid) {
-    if (kAlign == 2 || (kChecked && valid > 0 && valid < 8)) {
+    constexpr int kParts = 16 / kAlign, kPer = kAlign / 2;
+    if constexpr (kAlign == 2) {
       // Plain loads, stored synchronously. The stage being written is not
       // read before the next barrier, exactly as for cp.async.
       const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
@@ -239,23 +247,55 @@ struct TileLoader {
         w[e] = lo | (hi << 16);
       }
       StShared128(dst, w[0], w[1], w[2], w[3]);
-      return;
-    }
-    // Here valid is 0 or 8.
-    if (kAlign == 16) {
-      if (!kChecked) {
+    } else if constexpr (!kChecked) {
+      if constexpr (kAlign == 16) {
         CpAsync16(dst, src);
       } else {
-        CpAsync16(dst, valid > 0 ? src : safe, valid > 0 ? 16 : 0);
-      }
-    } else if (kAlign == 8) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        CpAsync8(dst + 8 * h, valid > 0 ? src + 4 * h : safe, valid > 0 ? 8 : 0);
+        for (int h = 0; h < kParts; ++h) CopyPart(dst + kAlign * h, src + kPer * h, kAlign);
+      }
+    } else if constexpr (kEdgeInline) {
+      // Each part takes the elements of it that exist; one with none reads
+      // nothing, from `safe`. The sizes are worked out in asm, next to their
+      // copies: computed once, outside the main loop, they held registers
+      // for all of it.
+#pragma unroll
+      for (int h = 0; h < kParts; ++h) {
+        const int bytes = PartBytes(valid, kPer * h);
+        CopyPart(dst + kAlign * h, bytes > 0 ? src + kPer * h : safe, bytes);
+      }
+    } else if (valid > 0 && valid < 8) {
+#pragma unroll
+      for (int h = 0; h < kParts; ++h) {
+        CopyPart(dst + kAlign * h, src + kPer * h, min(max(2 * valid - kAlign * h, 0), kAlign));
+      }
     } else {
 #pragma unroll
-      for (int h = 0; h < 4; ++h)
-        CpAsync4(dst + 4 * h, valid > 0 ? src + 2 * h : safe, valid > 0 ? 4 : 0);
+      for (int h = 0; h < kParts; ++h) {
+        CopyPart(dst + kAlign * h, valid > 0 ? src + kPer * h : safe, valid > 0 ? kAlign : 0);
+      }
+    }
+  }
+
+  // Bytes of a part whose first element is element `first` of a chunk of
+  // `valid`: 2 (valid - first), clamped to 0..kAlign.
+  __device__ __forceinline__ static int PartBytes(int valid, int first) {
+    int bytes;
+    asm volatile(
+        "{ .reg .s32 t; sub.s32 t, %1, %2; shl.b32 t, t, 1; max.s32 t, t, 0; min.s32 %0, t, %3; }"
+        : "=r"(bytes)
+        : "r"(valid), "r"(first), "n"(kAlign));
+    return bytes;
+  }
+
+  // One cp.async of kAlign bytes of which `bytes` are read.
+  __device__ __forceinline__ static void CopyPart(unsigned dst, const T* src, int bytes) {
+    if constexpr (kAlign == 16) {
+      CpAsync16(dst, src, static_cast<unsigned>(bytes));
+    } else if constexpr (kAlign == 8) {
+      CpAsync8(dst, src, bytes);
+    } else {
+      CpAsync4(dst, src, bytes);
     }
   }
 };

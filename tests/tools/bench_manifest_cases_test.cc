@@ -98,9 +98,10 @@ TEST(ManifestCasesTest, EverySeedManifestLoads) {
 // The bench's own manifests load; the unseen-shape one's gated rows get the
 // gated columns (no Lt fused epilogue: Lt has no gate).
 TEST(ManifestCasesTest, BenchManifestsLoadWithTheirColumns) {
-  for (const char* name : {"suite_rows", "suite_rows_s2", "unseen_mix", "probe_c_residual",
-                           "probe_k_alignment", "probe_fp32_d", "probe_partial_wave",
-                           "probe_column_ring", "probe_sm80_two_byte_rows", "probe_gated_split"}) {
+  for (const char* name :
+       {"suite_rows", "suite_rows_s2", "unseen_mix", "probe_c_residual", "probe_k_alignment",
+        "probe_fp32_d", "probe_partial_wave", "probe_column_ring", "probe_sm80_two_byte_rows",
+        "probe_gated_split", "probe_edge_chunks"}) {
     const std::string path = std::string(JITGEMM_BENCH_MANIFEST_DIR) + "/" + name + ".json";
     absl::StatusOr<std::vector<BenchCase>> cases = ManifestFileCases(path);
     ASSERT_TRUE(cases.ok()) << cases.status();

@@ -23,7 +23,9 @@ typedef double Vec4
 
 // c[i0..i1) x [j0..j1) += a (row-major m x k) * b (row-major k x n), all
 // float64. The body keeps a 4 x 8 block of c in registers over a k block.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under TSan: the clones' resolver runs while the loader relocates, before
+// the TSan runtime is up, and its instrumented body crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 void MultiplyTile(const double* __restrict a, const double* __restrict b, double* __restrict c,
