@@ -122,36 +122,14 @@ void GatedKernelsGpuTest::RunRandomProblems(jit::Family family_id, const char* e
     jobs.push_back({p, config, c.options.pointer_alignment});
     cases.push_back(std::move(c));
   }
-  CompileInParallel(jobs, *device);
-  int ran = 0, failures = 0, splits = 0, early = 0;
-  std::set<std::string> configs;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const Case& c = cases[i];
-    const GemmProblem& p = c.problem;
-    const jit::KernelConfig& config = jobs[i].config;
-    bool compiled = false;
-    auto backend = JitBackend::Create(p, config, c.options, *device, &compiled);
-    ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
-    configs.insert(config.ToString());
-    if (config.split_k > 1) ++splits;
-    if (config.early_b) ++early;
-    const std::string err = RunCase(
-        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, data_rng);
-    ++ran;
-    if (!err.empty()) {
-      ++failures;
-      ADD_FAILURE() << c.tag << " " << DebugString(p) << " " << (*backend)->Describe() << ": "
-                    << err;
-      if (cudaGetLastError() != cudaSuccess) break;
-    }
-  }
+  const JobsRun r = RunJobs(cases, jobs, *device, data_rng);
   std::printf(
       "%s gated random problems: %d run (%d split-K, %d early weights), %d failures, %zu configs\n",
-      jit::FamilyName(family_id), ran, splits, early, failures, configs.size());
-  EXPECT_EQ(failures, 0);
-  EXPECT_EQ(ran, count);
+      jit::FamilyName(family_id), r.ran, r.splits, r.early, r.failures, r.configs.size());
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.ran, count);
   if (count >= 50) {  // smaller counts: the sanitizers' runs
-    EXPECT_GT(splits, 0);
+    EXPECT_GT(r.splits, 0);
   }
 }
 

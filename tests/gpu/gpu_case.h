@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -233,6 +234,44 @@ inline bool ReportCaseFailure(const Case& c, const GemmProblem& p, const std::st
 inline std::string RunCase(const Case& c, const Plan& plan, std::mt19937_64& rng) {
   return RunCase(
       c, plan.problem(), [&](const GemmPointers& ptrs) { return plan.Run(ptrs, nullptr); }, rng);
+}
+
+// What RunJobs saw.
+struct JobsRun {
+  int ran = 0, failures = 0, splits = 0, early = 0;
+  std::set<std::string> configs;
+};
+
+// Compiles every job at once, then runs case i through job i's config against
+// float64, operands from `data_rng`. Each failure is reported as it comes;
+// the run stops where the context is broken.
+inline JobsRun RunJobs(const std::vector<Case>& cases, const std::vector<CompileJob>& jobs,
+                       const jit::DeviceContext& device, std::mt19937_64& data_rng) {
+  CompileInParallel(jobs, device);
+  JobsRun r;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const GemmProblem& p = c.problem;
+    const jit::KernelConfig& config = jobs[i].config;
+    bool compiled = false;
+    auto backend = JitBackend::Create(p, config, c.options, device, &compiled);
+    if (!backend.ok()) {
+      ++r.failures;
+      ADD_FAILURE() << config.ToString() << ": " << backend.status();
+      continue;
+    }
+    r.configs.insert(config.ToString());
+    r.splits += config.split_k > 1;
+    r.early += config.early_b;
+    const std::string err = RunCase(
+        c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, data_rng);
+    ++r.ran;
+    if (!err.empty()) {
+      ++r.failures;
+      if (!ReportCaseFailure(c, p, (*backend)->Describe(), err)) break;
+    }
+  }
+  return r;
 }
 
 // A fixture for tests that launch kernels: skips with the reason where there

@@ -190,31 +190,12 @@ class Sm80StagedLoadsGpuTest : public GpuDeviceTest {
       jobs.push_back({p, config, c.options.pointer_alignment});
       cases.push_back(std::move(c));
     }
-    CompileInParallel(jobs, device_);
-    int ran = 0, failures = 0, splits = 0;
-    std::set<std::string> configs;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const Case& c = cases[i];
-      const GemmProblem& p = c.problem;
-      const jit::KernelConfig& config = jobs[i].config;
-      bool compiled = false;
-      auto backend = JitBackend::Create(p, config, c.options, device_, &compiled);
-      ASSERT_TRUE(backend.ok()) << config.ToString() << ": " << backend.status();
-      configs.insert(config.ToString());
-      if (config.split_k > 1) ++splits;
-      const std::string err = RunCase(
-          c, p, [&](const GemmPointers& ptrs) { return (*backend)->Run(ptrs, nullptr); }, data_rng);
-      ++ran;
-      if (!err.empty()) {
-        ++failures;
-        if (!ReportCaseFailure(c, p, (*backend)->Describe(), err)) break;
-      }
-    }
-    std::printf("sm80 %s problems: %d run (%d split-K), %d failures, %zu configs\n", what, ran,
-                splits, failures, configs.size());
-    EXPECT_EQ(failures, 0);
+    const JobsRun r = RunJobs(cases, jobs, device_, data_rng);
+    std::printf("sm80 %s problems: %d run (%d split-K), %d failures, %zu configs\n", what, r.ran,
+                r.splits, r.failures, r.configs.size());
+    EXPECT_EQ(r.failures, 0);
     if (count >= 50) {  // smaller counts: the sanitizers' runs
-      EXPECT_GT(splits, 0);
+      EXPECT_GT(r.splits, 0);
     }
   }
 };
