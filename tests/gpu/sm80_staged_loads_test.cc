@@ -16,11 +16,9 @@
 #include <cstdio>
 #include <map>
 #include <random>
-#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "backends/jit_backend.h"
 #include "core/operand_alignment.h"
 #include "gtest/gtest.h"
 #include "jit/family.h"
