@@ -33,6 +33,7 @@ const KernelFamily& Sm90FamilyInstance();
 
 namespace {
 
+using sm90::Accumulators;
 using sm90::CeilDiv;
 using sm90::Gated;
 using sm90::kBlockK;
@@ -41,6 +42,7 @@ using sm90::kGroupM;
 using sm90::kPingPongMaxKTiles;
 using sm90::kRoomForNext;
 using sm90::kSmallM;
+using sm90::kWidePingPongMaxKTiles;
 using sm90::Make;
 using sm90::RowsAligned16;
 using sm90::SmemBytes;
@@ -150,6 +152,12 @@ class Sm90Family final : public KernelFamily {
     for (int bn : {256, 224, 192, 160, 128, 64}) {
       for (int cluster : {2, 1}) {
         pool.push_back(Make(128, bn, 2, 4, cluster));
+        // Ping-pong tiles of 160 and 192 accumulators a thread.
+        if (bn == 192 || bn == 160) {
+          KernelConfig pp = Make(128, bn, 2, 4, cluster);
+          pp.ping_pong = true;
+          pool.push_back(pp);
+        }
         if (bn % 64 != 0) continue;
         if (bn == 128) pool.push_back(Make(256, bn, 2, 4, cluster));
         pool.push_back(Make(64, bn, 1, 6, cluster));
@@ -170,7 +178,7 @@ class Sm90Family final : public KernelFamily {
     // ring, so theirs stops 32 KB short.
     const int budget = p.m <= kSmallM ? target.shared_bytes_per_block_optin - kRoomForNext
                                       : target.shared_bytes_per_block_optin;
-    std::vector<std::pair<double, KernelConfig>> ranked, ping_pong;
+    std::vector<std::pair<double, KernelConfig>> ranked, ping_pong, wide_ping_pong;
     for (KernelConfig c : pool) {
       while (c.stages < 12 && SmemBytes(p, Deeper(c)) <= budget) c = Deeper(c);
       while (c.stages > 2 && SmemBytes(p, c) > budget) --c.stages;
@@ -179,7 +187,7 @@ class Sm90Family final : public KernelFamily {
         // On the H100 ping-pong tiles lost to the cooperative 128 x 256 tiles
         // on long k loops (docs/kernels.md): the fast list takes one only
         // where k is short (below).
-        ping_pong.emplace_back(Cost(p, c, target), c);
+        (Accumulators(c) > 128 ? wide_ping_pong : ping_pong).emplace_back(Cost(p, c, target), c);
         continue;
       }
       ranked.emplace_back(Cost(p, c, target), c);
@@ -240,8 +248,33 @@ class Sm90Family final : public KernelFamily {
       }
       out = std::move(kept);
     }
+    if (policy == TuningPolicy::kFast) {
+      // A wide ping-pong tile hides each tile's epilogue behind the other
+      // warpgroup's mainloop at the wgmma rate of a 128 x 192 tile. That paid
+      // where k loops are short to mid-length and the tiles cover M and N
+      // closely (K = 1024 and 2048: 5-9% faster than the cooperative
+      // 128 x 256 tile), not at K = 4096 or on 4096 columns in 192-wide tiles
+      // (docs/kernels.md, "Wide ping-pong tiles"). It is timed first: the
+      // tuner's first candidate runs on the coolest card, and the timings of
+      // the cooperative tile taken first read 2-8% faster than it runs under
+      // sustained load, where the wide ping-pong tile led by 5-9%.
+      for (const KernelConfig& c :
+           RankByCost(std::vector(wide_ping_pong), TuningPolicy::kExhaustive, 0)) {
+        const double covered = static_cast<double>(CeilDiv(p.m, c.block_m) * c.block_m) *
+                               static_cast<double>(CeilDiv(p.n, c.block_n) * c.block_n);
+        if (CeilDiv(p.k, kBlockK) <= kWidePingPongMaxKTiles &&
+            Units(p, c) >= 4 * target.multiprocessors &&
+            covered <= 1.02 * static_cast<double>(p.m) * static_cast<double>(p.n)) {
+          out.insert(out.begin(), c);
+        }
+        break;
+      }
+    }
     if (policy == TuningPolicy::kExhaustive) {
       for (const KernelConfig& c : RankByCost(std::move(ping_pong), policy, 0)) out.push_back(c);
+      for (const KernelConfig& c : RankByCost(std::move(wide_ping_pong), policy, 0)) {
+        out.push_back(c);
+      }
     } else if (policy == TuningPolicy::kFast && CeilDiv(p.k, kBlockK) <= kPingPongMaxKTiles) {
       // Where a tile's k loop is short its epilogue weighs as much, and a
       // ping-pong tile hides one warpgroup's behind the other's mainloop;

@@ -29,6 +29,9 @@ constexpr int kRoomForNext = 32 * 1024;
 constexpr int64_t kFp32StagedMinTiles = 132;
 // The fast list adds a ping-pong tile for k loops of at most this many slices.
 constexpr int64_t kPingPongMaxKTiles = 8;
+// ... and a ping-pong tile of 160 or 192 accumulators a thread for k loops of
+// at most this many.
+constexpr int64_t kWidePingPongMaxKTiles = 32;
 
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -54,6 +57,13 @@ inline bool Transcendental(Activation a) {
 // Columns of D one tile covers: a gated tile computes gate and up halves.
 inline int OutColumns(const GemmProblem& p, const KernelConfig& c) {
   return Gated(p) ? c.block_n / 2 : c.block_n;
+}
+
+// Accumulators a consumer thread holds: its warpgroup's rows in m64 blocks
+// times half the tile's columns.
+inline int Accumulators(const KernelConfig& c) {
+  const int rows = c.ping_pong ? c.block_m : c.block_m / c.warps_m;
+  return rows / 64 * c.block_n / 2;
 }
 
 inline int64_t Units(const GemmProblem& p, const KernelConfig& c) {

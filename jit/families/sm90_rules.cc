@@ -81,15 +81,36 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
         absl::StrCat("sm90 tile ", c.ToString(),
                      ": block_n not a multiple of 64 takes a K-major (column-major) B"));
   }
-  if (c.block_m / per_tile / 64 * c.block_n / 2 > 128) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sm90 tile ", c.ToString(), " needs more than 128 accumulators a thread"));
+  const int accumulators = Accumulators(c);
+  if (accumulators > (c.ping_pong ? 192 : 128)) {
+    return absl::InvalidArgumentError(absl::StrCat("sm90 tile ", c.ToString(), " needs more than ",
+                                                   c.ping_pong ? 192 : 128,
+                                                   " accumulators a thread"));
+  }
+  // Ping-pong tiles of 160 and 192 accumulators a thread take only the
+  // epilogues ptxas kept in registers: over every layout, D type, bias, C and
+  // activation it spilled 8-1572 bytes with a gate, fp32 D with a bias or C,
+  // a per-row bias with SiLU or a GELU, C beside a bias, and at 192 with C or
+  // a GELU (docs/kernels.md, "Wide ping-pong tiles").
+  if (c.ping_pong && accumulators > 128) {
+    const Epilogue& e = p.epilogue;
+    const bool c_read = e.beta != 0.0f;
+    const bool gelu = e.activation == Activation::kGeluErf || e.activation == Activation::kGeluTanh;
+    if (Gated(p) || (p.d.type == DataType::kF32 && (c_read || e.bias != BiasMode::kNone)) ||
+        (e.bias == BiasMode::kPerRow && Transcendental(e.activation)) ||
+        (c_read && e.bias != BiasMode::kNone) || (accumulators > 160 && (c_read || gelu))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sm90 tile ", c.ToString(),
+          ": a ping-pong tile of more than 128 accumulators a thread takes no gate, no C "
+          "beside a bias or into fp32 D, no fp32 D bias, no row bias with SiLU or GELU, "
+          "and at 192 no C or GELU"));
+    }
   }
   // Splitting every tile of 128 accumulators a thread was never measured to
   // pay for its reduction (docs/kernels.md), so only a last wave's are split,
   // and only warpgroup tiles of 64 x 256: with two m64 blocks (256 x 128)
   // the reduction and the epilogue together spilled.
-  if (c.split_k > 1 && c.block_m / per_tile / 64 * c.block_n / 2 > 64) {
+  if (c.split_k > 1 && accumulators > 64) {
     if (c.split_units == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("sm90 tile ", c.ToString(),

@@ -1,0 +1,69 @@
+// The sm90 family's ping-pong tiles of 160 and 192 accumulators a thread
+// (128 x 160 and 128 x 192 a warpgroup) against float64: many tiles per CTA
+// with more k slices than ring stages, tiles past M and N, N-major B,
+// M-major A, batches, and each epilogue the rules let them take.
+
+#include <cstdio>
+#include <random>
+#include <tuple>
+
+#include "core/problem_signature.h"
+#include "gtest/gtest.h"
+#include "jit/family.h"
+#include "tests/gpu/gpu_case.h"
+#include "tests/gpu/sm90_case.h"
+#include "tests/jit/sm90_config.h"
+
+namespace jitgemm::support {
+namespace {
+
+TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
+  std::mt19937_64 rng(20261128);
+  struct Case {
+    int m, n, k, batch, bn, cluster;
+    bool n_major_b, m_major_a;
+    BiasMode bias;
+    Activation act;
+    float beta;
+  };
+  // Indexes 0, 4 and 8 have fp32 D (StridedBatch), which these tiles take
+  // without a bias or C.
+  const Case cases[] = {
+      // 768 tiles of 128 x 192 (about 6 a CTA), 9 k slices over a ring of 4.
+      {2000, 1000, 520, 8, 192, 1, false, false, BiasMode::kNone, Activation::kRelu, 0.f},
+      {2000, 1000, 520, 8, 192, 2, false, false, BiasMode::kPerRow, Activation::kRelu, 0.f},
+      {2000, 1000, 520, 8, 160, 2, false, true, BiasMode::kPerColumn, Activation::kGeluErf, 0.f},
+      {2000, 1000, 520, 8, 160, 1, false, false, BiasMode::kNone, Activation::kGeluTanh, 1.f},
+      {1000, 1024, 1000, 8, 192, 1, true, false, BiasMode::kNone, Activation::kNone, 0.f},
+      {1000, 1088, 136, 6, 192, 1, true, true, BiasMode::kPerColumn, Activation::kSilu, 0.f},
+      // One or two tiles a CTA, edges in M, N and K.
+      {33, 100, 72, 1, 192, 1, false, false, BiasMode::kPerColumn, Activation::kRelu, 0.f},
+      {136, 200, 1000, 2, 192, 2, false, true, BiasMode::kPerColumn, Activation::kSilu, 0.f},
+      {300, 170, 64, 3, 160, 2, false, false, BiasMode::kNone, Activation::kRelu, 0.f},
+      {257, 520, 200, 1, 192, 1, true, false, BiasMode::kPerRow, Activation::kRelu, 0.f},
+  };
+  int ran = 0;
+  for (const Case& t : cases) {
+    GemmProblem p = StridedBatch(t.m, t.n, t.k, t.batch, ran);
+    p.b.layout = t.n_major_b ? Layout::kRowMajor : Layout::kColMajor;
+    if (t.m_major_a) p.a.layout = Layout::kColMajor;
+    p.epilogue.bias = t.bias;
+    p.epilogue.beta = t.beta;
+    p.epilogue.activation = t.act;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(128, t.bn, 2, 4, t.cluster);
+    c.ping_pong = true;
+    c.pdl = ran % 2 == 0;
+    const absl::Status supported =
+        jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target);
+    ASSERT_TRUE(supported.ok()) << c.ToString() << " " << DebugString(p) << ": " << supported;
+    RunTwice(p, c, rng);
+    ++ran;
+  }
+  std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 10);
+}
+
+}  // namespace
+}  // namespace jitgemm::support

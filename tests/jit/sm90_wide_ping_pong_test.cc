@@ -1,0 +1,172 @@
+// Ping-pong tiles of 160 and 192 accumulators a thread (128 x 160, 128 x 192
+// per warpgroup): which problems they may serve, and where the fast list
+// times one.
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/family.h"
+#include "jit/launcher.h"
+#include "jit/nvrtc_compiler.h"
+#include "jit/specializer.h"
+#include "support/status_matchers.h"
+#include "tests/jit/compile_check.h"
+#include "tests/jit/sm90_config.h"
+#include "tests/jit/sm90_problems.h"
+
+namespace jitgemm::jit {
+namespace {
+
+using ::jitgemm::support::StatusIs;
+using sm90_test::GatedLinear;
+using sm90_test::Linear;
+using sm90_test::Sm90;
+using ::testing::HasSubstr;
+
+KernelConfig PingPong(int block_n, int cluster) {
+  KernelConfig c = Sm90Config(128, block_n, 2, 4, cluster);
+  c.ping_pong = true;
+  return c;
+}
+
+// Seed 001's grouped linear: x (B, G, 1024), W (G, 1024, 3072) N-major,
+// y (B, G, 3072).
+GemmProblem GroupedLinear() {
+  GemmProblem p = MakeGemm(2560, 3072, 1024, DataType::kBF16);
+  p.batch_count = 12;
+  p.a = {DataType::kBF16, Layout::kRowMajor, 12 * 1024, 1024};
+  p.b = {DataType::kBF16, Layout::kRowMajor, 3072, 1024 * 3072};
+  p.d = {DataType::kBF16, Layout::kRowMajor, 12 * 3072, 3072};
+  p.c = p.d;
+  return Canonicalize(p);
+}
+
+int WidePingPongs(const GemmProblem& p, TuningPolicy policy) {
+  int n = 0;
+  for (const KernelConfig& c : Sm90().Candidates(p, OfflineTarget(90), policy)) {
+    n += c.ping_pong && c.block_m == 128 && c.block_n > 128 ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
+  const TargetInfo target = OfflineTarget(90);
+  GemmProblem p = Linear(4096, 3072, 1024);
+  p.epilogue.bias = BiasMode::kPerColumn;
+  p.epilogue.activation = Activation::kSilu;
+  for (int cluster : {1, 2}) {
+    EXPECT_TRUE(Sm90().Supports(p, PingPong(192, cluster), target).ok());
+    EXPECT_TRUE(Sm90().Supports(p, PingPong(160, cluster), target).ok());
+  }
+  const KernelSource s =
+      Specialize(p, PingPong(192, 2), Sm90(), Sm90().Shape(p, PingPong(192, 2), target), 16);
+  EXPECT_THAT(s.kernel_name, HasSubstr("128x192x64_w2x1_s4_bias_col_silu_pdl_cm2_pp"));
+
+  // What ptxas spilled on. 192 accumulators: GELU or C; 160 took them.
+  GemmProblem gelu = p;
+  gelu.epilogue.activation = Activation::kGeluErf;
+  EXPECT_THAT(Sm90().Supports(gelu, PingPong(192, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at 192 no C or GELU")));
+  EXPECT_TRUE(Sm90().Supports(gelu, PingPong(160, 1), target).ok());
+  GemmProblem with_c = Linear(4096, 3072, 1024);
+  with_c.epilogue.beta = 1.0f;
+  EXPECT_THAT(Sm90().Supports(with_c, PingPong(192, 2), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at 192 no C or GELU")));
+  EXPECT_TRUE(Sm90().Supports(with_c, PingPong(160, 2), target).ok());
+  // C beside a bias, a per-row bias with SiLU, a bias into fp32 D.
+  with_c.epilogue.bias = BiasMode::kPerColumn;
+  EXPECT_THAT(Sm90().Supports(with_c, PingPong(160, 2), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no C beside a bias")));
+  GemmProblem row_silu = p;
+  row_silu.epilogue.bias = BiasMode::kPerRow;
+  EXPECT_THAT(Sm90().Supports(row_silu, PingPong(160, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no row bias with SiLU")));
+  GemmProblem f32 = Linear(4096, 3072, 1024);
+  f32.d.type = f32.c.type = DataType::kF32;
+  EXPECT_TRUE(Sm90().Supports(f32, PingPong(192, 1), target).ok());
+  f32.epilogue.bias = BiasMode::kPerRow;
+  EXPECT_THAT(Sm90().Supports(f32, PingPong(192, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no fp32 D bias")));
+  // A gate spilled at either width.
+  EXPECT_THAT(Sm90().Supports(GatedLinear(4096, 3072, 1024), PingPong(160, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("takes no gate")));
+  // An N-major B arrives in 64-column blocks: 192 but not 160.
+  EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, 1), target).ok());
+  EXPECT_FALSE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
+}
+
+TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) {
+  // 2880 tiles of 128 x 192 (16 an SM in each of 12 groups), K = 1024.
+  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kFast), 1);
+  EXPECT_EQ(WidePingPongs(Linear(8192, 8192, 2048), TuningPolicy::kFast), 1);
+  // K = 4096: the cooperative 128 x 256 tile was faster.
+  EXPECT_EQ(WidePingPongs(Linear(8192, 8192, 4096), TuningPolicy::kFast), 0);
+  // 4096 columns in 192-wide tiles leave 3% of the last tiles empty.
+  EXPECT_EQ(WidePingPongs(Linear(4096, 4096, 1024), TuningPolicy::kFast), 0);
+  // Fewer than four tiles an SM.
+  EXPECT_EQ(WidePingPongs(Linear(2048, 3072, 1024), TuningPolicy::kFast), 0);
+  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kHeuristic), 0);
+  // Exhaustive tuning times every valid one: 192 wide, alone (its three
+  // 64-column blocks of an N-major B do not split between a pair).
+  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 1);
+  EXPECT_EQ(WidePingPongs(Linear(4096, 4096, 1024), TuningPolicy::kExhaustive), 4);
+}
+
+// Every wide ping-pong tile the rules accept, over D types, layouts, biases,
+// C and activations, compiles for sm_90a without spills (ptxas keeps the
+// consumers' registers at setmaxnreg's 240).
+TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
+  if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
+  const TargetInfo target = OfflineTarget(90);
+  std::vector<CompileRequest> requests;
+  int refused = 0;
+  for (DataType d : {DataType::kBF16, DataType::kF32}) {
+    for (Layout a : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Layout b : {Layout::kColMajor, Layout::kRowMajor}) {
+        for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn, BiasMode::kPerRow}) {
+          for (Activation act :
+               {Activation::kNone, Activation::kRelu, Activation::kSilu, Activation::kGeluErf}) {
+            for (float beta : {0.0f, 1.0f}) {
+              GemmProblem p = MakeGemm(4096, 3072, 1024, DataType::kBF16);
+              p.a.layout = a;
+              p.b.layout = b;
+              p.c.type = p.d.type = d;
+              p.epilogue.bias = bias;
+              p.epilogue.activation = act;
+              p.epilogue.beta = beta;
+              p = Canonicalize(p);
+              for (int bn : {160, 192}) {
+                for (int cluster : {1, 2}) {
+                  const KernelConfig c = PingPong(bn, cluster);
+                  if (!Sm90().Supports(p, c, target).ok()) {
+                    ++refused;
+                    continue;
+                  }
+                  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+                  requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  const std::vector<absl::StatusOr<CompiledKernel>> kernels = CompileInParallel(requests);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& name = requests[i].program_name;
+    ASSERT_TRUE(kernels[i].ok()) << name << ": " << kernels[i].status();
+    EXPECT_EQ(kernels[i]->spill_store_bytes + kernels[i]->spill_load_bytes, 0) << name << "\n"
+                                                                               << kernels[i]->log;
+  }
+  EXPECT_GE(kernels.size(), 100u);
+  std::printf("wide ping-pong tiles: %zu compiled without spills, %d refused\n", kernels.size(),
+              refused);
+}
+
+}  // namespace
+}  // namespace jitgemm::jit
