@@ -14,6 +14,7 @@
 #include "backends/jit_backend.h"
 #include "core/problem_signature.h"
 #include "gtest/gtest.h"
+#include "jit/family.h"
 #include "jit/kernel_config.h"
 #include "support/gpu_env.h"
 #include "support/reference.h"
@@ -105,10 +106,14 @@ inline std::string RunOne(const GemmProblem& p, const JitBackend& backend, std::
 // Runs on an sm_90 GPU only; skips with the reason elsewhere.
 class Sm90FamilyGpuTest : public Sm90GpuTest {
  protected:
-  // Compiles `c` for `p` and checks two runs in a row against float64, so
-  // that whatever a launch leaves behind (split-K tickets, barrier phases)
-  // must be back where the next launch expects it.
+  // Checks that the family takes `c` for `p`, compiles it, and checks two
+  // runs in a row against float64, so that whatever a launch leaves behind
+  // (split-K tickets, barrier phases) must be back where the next launch
+  // expects it.
   void RunTwice(const GemmProblem& p, const jit::KernelConfig& c, std::mt19937_64& rng) {
+    const absl::Status supported =
+        jit::GetFamily(jit::Family::kSm90).Supports(p, c, device_.target);
+    ASSERT_TRUE(supported.ok()) << c.ToString() << " " << DebugString(p) << ": " << supported;
     Options options;
     bool compiled = false;
     auto backend = JitBackend::Create(p, c, options, device_, &compiled);
