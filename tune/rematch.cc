@@ -27,7 +27,7 @@ std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& cho
       ran = t.us[k] >= 0 && best.us[k] > 0;
       if (ran) worse = std::max(worse, t.us[k] / best.us[k]);
     }
-    if (ran && worse < 1.0 + kRematchWindow) near.emplace_back(worse, i);
+    if (ran && worse < 1.0 + kRematchRunnersUpWindow) near.emplace_back(worse, i);
   }
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -35,6 +35,11 @@ std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& cho
   std::vector<int> out;
   for (const auto& [ratio, i] : near) out.push_back(i);
   return out;
+}
+
+bool IsJitCloseCall(const std::vector<Timing>& timings, const Choice& choice) {
+  return choice.best_jit >= 0 && choice.index == choice.best_jit &&
+         !RunnersUp(timings, choice).empty();
 }
 
 absl::Status Rematch(CandidateTimer& timer, const std::vector<Regime>& regimes,

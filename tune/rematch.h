@@ -12,8 +12,12 @@
 // further on the slower side because that is where the card's warm-up puts
 // the kernels timed after the reference: a first look can read up to about
 // 17% slow (docs/tuning.md, "Close calls"). Up to kRematchRunnersUp other JIT
-// kernels within kRematchWindow of the best one join them: the same drift can
-// put the wrong JIT kernel first.
+// kernels within kRematchRunnersUpWindow of the best one join them: the same
+// drift can put the wrong JIT kernel first, and it does so where a JIT kernel
+// wins clearly too: there the best one and its runners-up are timed again
+// (IsJitCloseCall; docs/tuning.md, "Candidate order under the power cap").
+// The cuBLAS pick is always timed again with them, so that no first look is
+// weighed against a second one.
 // That costs two to four candidates' worth of calls on top of a tuning run.
 //
 // Thread safety: functions of their arguments.
@@ -32,6 +36,7 @@
 namespace jitgemm::tune {
 
 inline constexpr double kRematchWindow = 0.05;
+inline constexpr double kRematchRunnersUpWindow = 0.10;
 inline constexpr double kRematchSlowerWindow = 0.25;
 inline constexpr int kRematchRounds = 2;
 inline constexpr int kRematchRunnersUp = 2;
@@ -42,9 +47,13 @@ inline constexpr int kRematchRunnersUp = 2;
 bool IsCloseCall(const Choice& choice, double margin);
 
 // The JIT kernels, other than `choice`'s best one, whose time lies within
-// kRematchWindow of the best one's in every regime, nearest first, at most
-// kRematchRunnersUp (indices into `timings`; none stopped early).
+// kRematchRunnersUpWindow of the best one's in every regime, nearest first, at
+// most kRematchRunnersUp (indices into `timings`; none stopped early).
 std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice);
+
+// Whether a choice that is no close call (IsCloseCall) should still be timed
+// again: the best JIT kernel won and has runners-up.
+bool IsJitCloseCall(const std::vector<Timing>& timings, const Choice& choice);
 
 // One candidate to time again: its backend and its timing.
 struct RematchSide {

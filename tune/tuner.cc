@@ -179,14 +179,20 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
       built[t.name] = std::move(*b);
     }
     Choice choice = ChooseFastest(timings, r.margin, regime_names);
-    bool rematched = false;
-    if (IsCloseCall(choice, r.margin)) {
-      std::vector<int> again = {choice.best_jit, choice.cublas};
+    const char* rematched = "";
+    const bool close_call = IsCloseCall(choice, r.margin);
+    if (close_call || IsJitCloseCall(timings, choice)) {
+      // The cuBLAS pick joins even where it lost clearly: second looks run on
+      // a warmer card, and a JIT kernel's must not be weighed against the
+      // pick's first look.
+      std::vector<int> again = {choice.best_jit};
+      if (choice.cublas >= 0) again.push_back(choice.cublas);
       for (int i : RunnersUp(timings, choice)) again.push_back(i);
       std::vector<RematchSide> sides;
       for (int i : again) sides.push_back({built.at(timings[i].name).get(), &timings[i]});
       if (Rematch(**timer, regimes, sides, budget).ok()) {
-        rematched = true;
+        rematched =
+            close_call ? ", close call timed again" : ", JIT kernels close behind timed again";
         choice = ChooseFastest(timings, r.margin, regime_names);
       }
     }
@@ -198,10 +204,9 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     record.regimes = regime_names;
     int pruned = 0;
     for (const Timing& t : timings) pruned += t.pruned ? 1 : 0;
-    record.reason =
-        absl::StrFormat("%s [%s; timing %.0f ms of GPU time, %d stopped early%s]", choice.reason,
-                        absl::StrJoin(regime_names, "+"), budget.spent_us / 1000.0, pruned,
-                        rematched ? ", close call timed again" : "");
+    record.reason = absl::StrFormat("%s [%s; timing %.0f ms of GPU time, %d stopped early%s]",
+                                    choice.reason, absl::StrJoin(regime_names, "+"),
+                                    budget.spent_us / 1000.0, pruned, rematched);
     for (const Timing& t : timings) {
       if (!t.us.empty() && t.us[0] >= 0) record.candidate_us.emplace_back(t.name, t.us[0]);
       if (regimes.size() > 1 && t.us.size() > 1 && t.us[1] >= 0) {

@@ -86,10 +86,47 @@ TEST(RematchTest, RunnersUpAreTheNearestJitKernelsInEveryRegime) {
   Choice c;
   c.cublas = 0;
   c.best_jit = 1;
-  // "far" is 6.7% behind streaming; "near" is third and past kRematchRunnersUp.
+  // "near" and "far" (6.7% behind streaming) are past kRematchRunnersUp.
   EXPECT_EQ(RunnersUp(timings, c), (std::vector<int>{5, 3}));
   c.best_jit = -1;
   EXPECT_TRUE(RunnersUp(timings, c).empty());
+
+  // The window: 9.4% behind is a runner-up, 11.1% is not.
+  timings = {timing("cublas", {10.0}, true), timing("best", {9.0}), timing("in", {9.85}),
+             timing("out", {10.0})};
+  c.best_jit = 1;
+  EXPECT_EQ(RunnersUp(timings, c), (std::vector<int>{2}));
+}
+
+// A JIT kernel timed early, on the cooler card, can look ahead of one that
+// runs faster under load. Where a JIT kernel wins clearly, those close behind
+// it are timed again with it, and the cuBLAS pick too.
+TEST_F(TunerTest, ClearWinsTimeTheJitKernelsCloseBehindAgain) {
+  clock_.later_us[Name(kA)] = 2.3;  // 2.0 on its first look, 23% ahead of cuBLAS
+  us_[Name(kB)] = 2.15;             // 7.5% behind kA on its first look
+  clock_.later_us[Name(kB)] = 2.1;
+  auto r = SelectBackend(Request());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Name(r->winner), Name(kB)) << r->reason;
+  EXPECT_THAT(r->reason, HasSubstr("JIT kernels close behind timed again"));
+  EXPECT_EQ(clock_.measured[Name(kA)], 1 + kRematchRounds);
+  EXPECT_EQ(clock_.measured[Name(kB)], 1 + kRematchRounds);
+  EXPECT_EQ(clock_.measured[kCublasName], 1 + kRematchRounds);
+  EXPECT_EQ(clock_.measured[Name(kC)], 1) << "9 us: far behind";
+}
+
+// Second looks run on a warmer card: had only the JIT kernels been timed
+// again, their medians (2.5) would have been weighed against cuBLAS's first
+// look (2.6) and lost by the margin.
+TEST_F(TunerTest, ASecondLookIsNeverWeighedAgainstAFirstLook) {
+  clock_.later_us[Name(kA)] = 2.5;
+  us_[Name(kB)] = 2.15;
+  clock_.later_us[Name(kB)] = 2.6;
+  clock_.later_us[kCublasName] = 3.1;
+  auto r = SelectBackend(Request());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Name(r->winner), Name(kA)) << r->reason;
+  EXPECT_THAT(r->reason, HasSubstr("timed again"));
 }
 
 TEST_F(TunerTest, ClearDecisionsAreNotTimedAgain) {
