@@ -113,7 +113,8 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
   // A record that exists but cannot be used (other device, driver or library,
   // a winner that no longer exists, malformed) is replaced by a fresh tuning.
   bool replace_record = false;
-  const std::vector<Regime> regimes = RegimesToTime(r.regime, r.reused_bytes, r.l2_bytes);
+  const std::vector<Regime> regimes =
+      RegimesToTime(r.regime, r.reused_bytes, r.l2_bytes, r.call_bytes);
   const std::vector<std::string> regime_names = RegimeNames(regimes);
   const bool can_time =
       r.policy != TuningPolicy::kHeuristic && !r.capturing && static_cast<bool>(r.make_timer);
@@ -122,9 +123,15 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     current.problem_signature = r.record_key_text;
     auto record = cache::LoadTuningRecord(*r.cache, key, current, winner_exists);
     replace_record = !record.ok() && !absl::IsNotFound(record.status());
-    if (record.ok() && record->regimes != regime_names && can_time) {
-      // Decided in other regimes (a record made before both were timed):
-      // time again; without timing, the old decision is still the best known.
+    const bool covered =
+        record.ok() && std::all_of(regime_names.begin(), regime_names.end(), [&](const auto& n) {
+          return std::find(record->regimes.begin(), record->regimes.end(), n) !=
+                 record->regimes.end();
+        });
+    if (record.ok() && !covered && can_time) {
+      // Decided without a regime needed now (a record made before both were
+      // timed): time again; without timing, the old decision is still the
+      // best known. A record decided in more regimes than needed holds.
       replace_record = true;
     } else if (record.ok()) {
       const Candidate& winner = *Named(r, record->winner);  // winner_exists held

@@ -54,10 +54,12 @@ struct TuneRequest {
   std::function<absl::StatusOr<std::unique_ptr<CandidateTimer>>()> make_timer;
   TuningPolicy policy = TuningPolicy::kHeuristic;
   double margin = 0.03;
-  // Which regimes to time: RegimesToTime(regime, reused_bytes, l2_bytes).
+  // Which regimes to time: RegimesToTime(regime, reused_bytes, l2_bytes,
+  // call_bytes).
   TimingRegime regime = TimingRegime::kAuto;
   int64_t reused_bytes = 0;  // ReusedBytes(problem)
   int64_t l2_bytes = 0;      // the device's (CurrentDeviceL2Bytes); 0: unknown
+  int64_t call_bytes = 0;    // CallBytes(problem); 0: unknown
 
   bool capturing = false;                   // stream capture in progress
   std::shared_ptr<cache::DiskCache> cache;  // null: nothing persisted

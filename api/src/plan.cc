@@ -145,6 +145,7 @@ absl::StatusOr<Plan> Plan::Create(const GemmProblem& problem, const Options& opt
   request.margin = options.win_margin;
   request.regime = options.regime;
   request.reused_bytes = tune::ReusedBytes(p);
+  request.call_bytes = tune::CallBytes(p);
   request.l2_bytes = tune::CurrentDeviceL2Bytes();
   request.capturing = capturing;
   request.cache = cache::DiskCache::Default();

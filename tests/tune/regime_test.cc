@@ -36,6 +36,40 @@ TEST(RegimeTest, BothRegimesOnlyWhereTheWeightFitsInTheL2) {
   EXPECT_EQ(ReusedBytes(p), int64_t{32768} * 512 * 2);
 }
 
+// A weight that fits in the L2 but is a sliver of what a call moves, where
+// the call is far larger than the L2, is timed streaming only.
+TEST(RegimeTest, AMinorWeightOfALargeCallIsTimedStreamingOnly) {
+  const int64_t l2 = 50 << 20;
+  using V = std::vector<Regime>;
+  const V both = {Regime::kStreaming, Regime::kResident};
+  // 6 MB of 258 MB (30720 x 3072 x 1024 bf16): 2.4%.
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 6 << 20, l2, 258 << 20), V{Regime::kStreaming});
+  // 17 MB of 168 MB (8192 x 8192 x 1024): 10%.
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 17 << 20, l2, 168 << 20), both);
+  // 2.4% of a call within two L2s: what stays in the L2 is more than the weight.
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 2 << 20, l2, 84 << 20), both);
+  EXPECT_EQ(RegimesToTime(TimingRegime::kAuto, 6 << 20, l2, 0), both) << "unknown call bytes";
+  EXPECT_EQ(RegimesToTime(TimingRegime::kResident, 6 << 20, l2, 258 << 20), V{Regime::kResident})
+      << "declared";
+}
+
+TEST(RegimeTest, CallBytesCountElementsNotSpans) {
+  GemmProblem p;  // seed 001's grouped linear: A and D strided, 12 groups
+  p.m = 2560;
+  p.n = 3072;
+  p.k = 1024;
+  p.batch_count = 12;
+  p.a = {DataType::kBF16, Layout::kRowMajor, 12288, 1024};
+  p.b = {DataType::kBF16, Layout::kRowMajor, 3072, 3072 * 1024};
+  p.c = {DataType::kBF16, Layout::kRowMajor, 36864, 3072};
+  p.d = {DataType::kF32, Layout::kRowMajor, 36864, 3072};
+  const int64_t a = int64_t{2560} * 1024 * 12 * 2, b = int64_t{1024} * 3072 * 12 * 2;
+  const int64_t d = int64_t{2560} * 3072 * 12 * 4, c = int64_t{2560} * 3072 * 12 * 2;
+  EXPECT_EQ(CallBytes(p), a + b + d);
+  p.epilogue.beta = 1.0f;
+  EXPECT_EQ(CallBytes(p), a + b + c + d) << "C read";
+}
+
 TEST_F(TunerTest, BothRegimesAreTimedWhereTheWeightFitsInTheL2) {
   // The JIT kernel wins streaming (2.0 against 2.6) and loses resident.
   us_[Name(kA) + "@resident"] = 2.0;
@@ -119,6 +153,22 @@ TEST_F(TunerTest, ARecordDecidedInFewerRegimesIsRetunedWhenTimingIsPossible) {
   ASSERT_TRUE(stored.ok());
   EXPECT_TRUE(stored->from_record) << "the replacement was stored";
   EXPECT_EQ(stored->regimes, kBoth);
+}
+
+TEST_F(TunerTest, ARecordDecidedInMoreRegimesThanNeededHolds) {
+  TuneRequest both = Request();
+  both.l2_bytes = 50 << 20;
+  both.reused_bytes = 6 << 20;
+  auto first = SelectBackend(both);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->regimes, kBoth);
+  const int timed = timings_.load();
+  TuneRequest minor = both;
+  minor.call_bytes = 258 << 20;
+  auto stored = SelectBackend(minor);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->from_record);
+  EXPECT_EQ(timings_.load(), timed);
 }
 
 TEST_F(TunerTest, CublasFirstChoiceIsAlwaysFullyTimedInEveryRegime) {

@@ -35,7 +35,10 @@ enum class TuningPolicy : int {
 // with a weight that stays in the L2 (say, a 34 MB weight in the H100's 50 MB)
 // can prefer different kernels (docs/tuning.md).
 enum class TimingRegime : int {
-  kAuto = 0,       // both when B fits in the L2: the winner's worse regime is best; else streaming
+  // Both when B fits in the L2, unless B is under 5% of the bytes of a call
+  // that moves more than two L2s: the winner's worse regime is best; else
+  // streaming.
+  kAuto = 0,
   kStreaming = 1,  // operands rotated past the L2 between calls
   kResident = 2,   // the same operands every call, as warm as the L2 keeps them
 };
