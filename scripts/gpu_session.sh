@@ -33,7 +33,7 @@ if want tests; then
   summary+=("  $(grep 'gated random problems:' "$out/gpu_test.log" | tr '\n' ' ')")
   summary+=("  $(grep -m1 'staged-load problems:' "$out/gpu_test.log")")
   summary+=("  $(grep -m1 'edge-chunk problems:' "$out/gpu_test.log")")
-  summary+=("  $(grep -m1 'wide ping-pong tiles:' "$out/gpu_test.log")")
+  summary+=("  $(grep 'wide ping-pong tiles:' "$out/gpu_test.log" | tr '\n' ' ')")
   for t in "$carry"/*gpu_test "$carry"/cublas_backend_test; do
     [ -x "$t" ] && [ "$(basename "$t")" != gpu_test ] || continue
     "$t" --gtest_color=no > "$out/$(basename "$t").log" 2>&1

@@ -44,6 +44,7 @@ using sm90::kRoomForNext;
 using sm90::kSmallM;
 using sm90::kWidePingPongMaxKTiles;
 using sm90::Make;
+using sm90::OutColumns;
 using sm90::RowsAligned16;
 using sm90::SmemBytes;
 using sm90::SplitUnits;
@@ -260,8 +261,9 @@ class Sm90Family final : public KernelFamily {
       // sustained load, where the wide ping-pong tile led by 5-9%.
       // The cheapest one only.
       for (const KernelConfig& c : RankByCost(wide_ping_pong, TuningPolicy::kHeuristic, 0)) {
-        const double covered = static_cast<double>(CeilDiv(p.m, c.block_m) * c.block_m) *
-                               static_cast<double>(CeilDiv(p.n, c.block_n) * c.block_n);
+        const double covered =
+            static_cast<double>(CeilDiv(p.m, c.block_m) * c.block_m) *
+            static_cast<double>(CeilDiv(p.n, OutColumns(p, c)) * OutColumns(p, c));
         if (CeilDiv(p.k, kBlockK) <= kWidePingPongMaxKTiles &&
             Units(p, c) >= 4 * target.multiprocessors &&
             covered <= 1.02 * static_cast<double>(p.m) * static_cast<double>(p.n)) {

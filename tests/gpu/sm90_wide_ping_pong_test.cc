@@ -1,7 +1,7 @@
 // The sm90 family's ping-pong tiles of 160 and 192 accumulators a thread
 // (128 x 160 and 128 x 192 a warpgroup) against float64: many tiles per CTA
 // with more k slices than ring stages, tiles past M and N, N-major B,
-// M-major A, batches, and each epilogue the rules let them take.
+// M-major A, batches, gates, and each epilogue the rules let them take.
 
 #include <cstdio>
 #include <random>
@@ -59,6 +59,48 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
   }
   std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
   EXPECT_EQ(ran, 10);
+}
+
+// Gated tiles ([gate | up] halves of a K-major B): 96 or 80 columns of D a
+// tile, so N off the tile at every width; seed 001's grouped layout, 16-bit
+// D, each activation, with and without a bias.
+TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
+  std::mt19937_64 rng(20261129);
+  struct Case {
+    int m, n, k, groups, bn, cluster;
+    DataType in;
+    BiasMode bias;
+    Activation act;
+  };
+  const Case cases[] = {
+      // 11 x 8 x 4 tiles of 128 x 192 (48 columns of D a warpgroup's half), 9 k slices.
+      {1300, 700, 520, 4, 192, 1, DataType::kBF16, BiasMode::kPerColumn, Activation::kSilu},
+      {1300, 768, 520, 4, 192, 2, DataType::kBF16, BiasMode::kNone, Activation::kGeluTanh},
+      {1000, 1003, 136, 3, 160, 1, DataType::kF16, BiasMode::kPerColumn, Activation::kGeluErf},
+      {777, 1001, 200, 1, 160, 2, DataType::kBF16, BiasMode::kNone, Activation::kSilu},
+      {500, 480, 1000, 2, 192, 1, DataType::kF16, BiasMode::kPerColumn, Activation::kGeluErf},
+      // One tile or part of one.
+      {33, 100, 72, 1, 192, 1, DataType::kBF16, BiasMode::kPerColumn, Activation::kGeluTanh},
+  };
+  int ran = 0;
+  for (const Case& t : cases) {
+    GemmProblem p = MakeGemm(t.m, t.n, t.k, t.in);
+    p.b.layout = Layout::kColMajor;
+    p.epilogue.gate = Gate::kHalves;
+    p.epilogue.bias = t.bias;
+    p.epilogue.activation = t.act;
+    if (t.groups > 1) GroupGated(t.groups, p);
+    p.c = p.d;
+    p = Canonicalize(p);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(128, t.bn, 2, 4, t.cluster);
+    c.ping_pong = true;
+    c.pdl = ran % 2 == 0;
+    RunTwice(p, c, rng);
+    ++ran;
+  }
+  std::printf("gated wide ping-pong tiles: %d configs run twice\n", ran);
+  EXPECT_EQ(ran, 6);
 }
 
 }  // namespace

@@ -91,9 +91,24 @@ TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
   f32.epilogue.bias = BiasMode::kPerRow;
   EXPECT_THAT(Sm90().Supports(f32, PingPong(192, 1), target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no fp32 D bias")));
-  // A gate spilled at either width.
-  EXPECT_THAT(Sm90().Supports(GatedLinear(4096, 3072, 1024), PingPong(160, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("takes no gate")));
+  // A gated tile (K-major B) takes either width, GELU at 192 too: its kernel
+  // zeroes the accumulators before each tile.
+  GemmProblem gated = GatedLinear(4096, 3072, 1024);
+  gated.epilogue.bias = BiasMode::kPerColumn;
+  for (Activation act : {Activation::kSilu, Activation::kGeluErf, Activation::kGeluTanh}) {
+    gated.epilogue.activation = act;
+    for (int bn : {160, 192}) {
+      EXPECT_TRUE(Sm90().Supports(gated, PingPong(bn, 2), target).ok()) << bn;
+    }
+  }
+  // An N-major gated B arrives in whole 64-column blocks a half: neither.
+  GemmProblem gated_n_major = GatedLinear(4096, 3072, 1024);
+  gated_n_major.b.layout = Layout::kRowMajor;
+  gated_n_major.b.ld = 2 * 3072;
+  EXPECT_THAT(Sm90().Supports(gated_n_major, PingPong(192, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole 64-column")));
+  EXPECT_THAT(Sm90().Supports(gated_n_major, PingPong(160, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a multiple of 64")));
   // An N-major B arrives in 64-column blocks: 192 but not 160.
   EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, 1), target).ok());
   EXPECT_FALSE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
@@ -110,6 +125,12 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
   // Fewer than four tiles an SM.
   EXPECT_EQ(WidePingPongs(Linear(2048, 3072, 1024), TuningPolicy::kFast), 0);
   EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kHeuristic), 0);
+  // Gated: a 192-wide tile covers 96 columns of D, so 3072 exactly and 8192
+  // within 1% (86 tiles); 4096 columns in 128 x 160 tiles (80 columns of D)
+  // would cover 4160.
+  EXPECT_EQ(WidePingPongs(GatedLinear(16384, 3072, 1024), TuningPolicy::kFast), 1);
+  EXPECT_EQ(WidePingPongs(GatedLinear(8192, 8192, 2048), TuningPolicy::kFast), 1);
+  EXPECT_EQ(WidePingPongs(GatedLinear(8192, 14336, 4096), TuningPolicy::kFast), 0) << "K = 4096";
   // Exhaustive tuning times every valid one: 192 wide, alone (its three
   // 64-column blocks of an N-major B do not split between a pair).
   EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 1);
@@ -117,7 +138,7 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
 }
 
 // Every wide ping-pong tile the rules accept, over D types, layouts, biases,
-// C and activations, compiles for sm_90a without spills (ptxas keeps the
+// C, activations and gates, compiles for sm_90a without spills (ptxas keeps the
 // consumers' registers at setmaxnreg's 240).
 TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
   if (!NvrtcVersion().ok()) GTEST_SKIP() << "NVRTC not available: " << NvrtcVersion().status();
@@ -156,6 +177,31 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
       }
     }
   }
+  // Gated, K-major B (an N-major one takes no wide tile): 16-bit D (fp32 D
+  // with SiLU or a GELU takes no ping-pong), with and without a bias.
+  for (DataType in : {DataType::kBF16, DataType::kF16}) {
+    for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn}) {
+      for (Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+        GemmProblem p = MakeGemm(4096, 3072, 1024, in);
+        p.b.layout = Layout::kColMajor;
+        p.epilogue.gate = Gate::kHalves;
+        p.epilogue.bias = bias;
+        p.epilogue.activation = act;
+        p = Canonicalize(p);
+        for (int bn : {160, 192}) {
+          for (int cluster : {1, 2}) {
+            const KernelConfig c = PingPong(bn, cluster);
+            if (!Sm90().Supports(p, c, target).ok()) {
+              ++refused;
+              continue;
+            }
+            const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+            requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+          }
+        }
+      }
+    }
+  }
   const std::vector<absl::StatusOr<CompiledKernel>> kernels = CompileInParallel(requests);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const std::string& name = requests[i].program_name;
@@ -163,7 +209,7 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
     EXPECT_EQ(kernels[i]->spill_store_bytes + kernels[i]->spill_load_bytes, 0) << name << "\n"
                                                                                << kernels[i]->log;
   }
-  EXPECT_GE(kernels.size(), 100u);
+  EXPECT_GE(kernels.size(), 148u);
   std::printf("wide ping-pong tiles: %zu compiled without spills, %d refused\n", kernels.size(),
               refused);
 }
