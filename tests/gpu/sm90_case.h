@@ -19,6 +19,7 @@
 #include "support/gpu_env.h"
 #include "support/reference.h"
 #include "tests/gpu/gpu_case.h"
+#include "tests/jit/sm90_config.h"
 
 namespace jitgemm::support {
 
@@ -122,6 +123,18 @@ class Sm90FamilyGpuTest : public Sm90GpuTest {
       EXPECT_EQ(RunOne(p, **backend, rng), "")
           << "run " << run << " " << DebugString(p) << " " << (*backend)->Describe();
     }
+  }
+
+  // RunTwice for a ping-pong tile of 128 x `block_n` a warpgroup over `p`
+  // canonicalised.
+  void RunPingPongTwice(const GemmProblem& problem, int block_n, int cluster, bool pdl,
+                        std::mt19937_64& rng) {
+    const GemmProblem p = Canonicalize(problem);
+    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+    jit::KernelConfig c = jit::Sm90Config(128, block_n, 2, 4, cluster);
+    c.ping_pong = true;
+    c.pdl = pdl;
+    RunTwice(p, c, rng);
   }
 };
 

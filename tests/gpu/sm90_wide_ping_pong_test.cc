@@ -49,12 +49,7 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     p.epilogue.bias = t.bias;
     p.epilogue.beta = t.beta;
     p.epilogue.activation = t.act;
-    p = Canonicalize(p);
-    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-    jit::KernelConfig c = jit::Sm90Config(128, t.bn, 2, 4, t.cluster);
-    c.ping_pong = true;
-    c.pdl = ran % 2 == 0;
-    RunTwice(p, c, rng);
+    RunPingPongTwice(p, t.bn, t.cluster, ran % 2 == 0, rng);
     ++ran;
   }
   std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
@@ -73,7 +68,7 @@ TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow
     Activation act;
   };
   const Case cases[] = {
-      // 11 x 8 x 4 tiles of 128 x 192 (48 columns of D a warpgroup's half), 9 k slices.
+      // 11 x 8 x 4 tiles of 128 x 192 (96 columns of D each), 9 k slices.
       {1300, 700, 520, 4, 192, 1, DataType::kBF16, BiasMode::kPerColumn, Activation::kSilu},
       {1300, 768, 520, 4, 192, 2, DataType::kBF16, BiasMode::kNone, Activation::kGeluTanh},
       {1000, 1003, 136, 3, 160, 1, DataType::kF16, BiasMode::kPerColumn, Activation::kGeluErf},
@@ -91,12 +86,7 @@ TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow
     p.epilogue.activation = t.act;
     if (t.groups > 1) GroupGated(t.groups, p);
     p.c = p.d;
-    p = Canonicalize(p);
-    ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-    jit::KernelConfig c = jit::Sm90Config(128, t.bn, 2, 4, t.cluster);
-    c.ping_pong = true;
-    c.pdl = ran % 2 == 0;
-    RunTwice(p, c, rng);
+    RunPingPongTwice(p, t.bn, t.cluster, ran % 2 == 0, rng);
     ++ran;
   }
   std::printf("gated wide ping-pong tiles: %d configs run twice\n", ran);

@@ -145,6 +145,19 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
   const TargetInfo target = OfflineTarget(90);
   std::vector<CompileRequest> requests;
   int refused = 0;
+  auto request_wide_tiles = [&](const GemmProblem& p) {
+    for (int bn : {160, 192}) {
+      for (int cluster : {1, 2}) {
+        const KernelConfig c = PingPong(bn, cluster);
+        if (!Sm90().Supports(p, c, target).ok()) {
+          ++refused;
+          continue;
+        }
+        const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
+        requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
+      }
+    }
+  };
   for (DataType d : {DataType::kBF16, DataType::kF32}) {
     for (Layout a : {Layout::kRowMajor, Layout::kColMajor}) {
       for (Layout b : {Layout::kColMajor, Layout::kRowMajor}) {
@@ -159,18 +172,7 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
               p.epilogue.bias = bias;
               p.epilogue.activation = act;
               p.epilogue.beta = beta;
-              p = Canonicalize(p);
-              for (int bn : {160, 192}) {
-                for (int cluster : {1, 2}) {
-                  const KernelConfig c = PingPong(bn, cluster);
-                  if (!Sm90().Supports(p, c, target).ok()) {
-                    ++refused;
-                    continue;
-                  }
-                  const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-                  requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-                }
-              }
+              request_wide_tiles(Canonicalize(p));
             }
           }
         }
@@ -187,18 +189,7 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
         p.epilogue.gate = Gate::kHalves;
         p.epilogue.bias = bias;
         p.epilogue.activation = act;
-        p = Canonicalize(p);
-        for (int bn : {160, 192}) {
-          for (int cluster : {1, 2}) {
-            const KernelConfig c = PingPong(bn, cluster);
-            if (!Sm90().Supports(p, c, target).ok()) {
-              ++refused;
-              continue;
-            }
-            const KernelSource s = Specialize(p, c, Sm90(), Sm90().Shape(p, c, target), 16);
-            requests.push_back({s.source, s.kernel_name, s.name_expression, "sm_90a"});
-          }
-        }
+        request_wide_tiles(Canonicalize(p));
       }
     }
   }
