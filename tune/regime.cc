@@ -35,10 +35,13 @@ int64_t ReusedBytes(const GemmProblem& p) {
 }
 
 int64_t CallBytes(const GemmProblem& p) {
-  const int64_t mn = p.m * p.n * p.batch_count;
-  int64_t bytes = p.m * p.k * p.batch_count * DataTypeSize(p.a.type) + ReusedBytes(p) +
-                  mn * DataTypeSize(p.d.type);
-  if (p.epilogue.beta != 0.0f) bytes += mn * DataTypeSize(p.c.type);
+  // A broadcast operand (batch stride 0) is one matrix however many batches
+  // read it.
+  auto bytes_of = [&](const Operand& op, int64_t elements) {
+    return elements * DataTypeSize(op.type) * (op.batch_stride == 0 ? 1 : p.batch_count);
+  };
+  int64_t bytes = bytes_of(p.a, p.m * p.k) + ReusedBytes(p) + bytes_of(p.d, p.m * p.n);
+  if (p.epilogue.beta != 0.0f) bytes += bytes_of(p.c, p.m * p.n);
   return bytes;
 }
 

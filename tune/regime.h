@@ -48,7 +48,8 @@ int64_t ReusedBytes(const GemmProblem& canonical);
 
 // The bytes one call reads and writes, every batch included: A, B (as
 // ReusedBytes), C where beta is not 0 and D, each counted by its elements,
-// not its span, so that strided layouts are not counted for their gaps.
+// not its span, so that strided layouts are not counted for their gaps, and
+// a broadcast A or C once.
 int64_t CallBytes(const GemmProblem& canonical);
 
 // Names of `regimes`, in order.

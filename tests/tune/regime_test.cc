@@ -68,6 +68,9 @@ TEST(RegimeTest, CallBytesCountElementsNotSpans) {
   EXPECT_EQ(CallBytes(p), a + b + d);
   p.epilogue.beta = 1.0f;
   EXPECT_EQ(CallBytes(p), a + b + c + d) << "C read";
+  p.a.batch_stride = 0;
+  p.c.batch_stride = 0;
+  EXPECT_EQ(CallBytes(p), a / 12 + b + c / 12 + d) << "A and C broadcast";
 }
 
 TEST_F(TunerTest, BothRegimesAreTimedWhereTheWeightFitsInTheL2) {
