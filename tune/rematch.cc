@@ -37,9 +37,8 @@ std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& cho
   return out;
 }
 
-bool IsJitCloseCall(const std::vector<Timing>& timings, const Choice& choice) {
-  return choice.best_jit >= 0 && choice.index == choice.best_jit &&
-         !RunnersUp(timings, choice).empty();
+bool IsJitCloseCall(const Choice& choice, const std::vector<int>& runners_up) {
+  return choice.best_jit >= 0 && choice.index == choice.best_jit && !runners_up.empty();
 }
 
 absl::Status Rematch(CandidateTimer& timer, const std::vector<Regime>& regimes,

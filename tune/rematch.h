@@ -52,8 +52,8 @@ bool IsCloseCall(const Choice& choice, double margin);
 std::vector<int> RunnersUp(const std::vector<Timing>& timings, const Choice& choice);
 
 // Whether a choice that is no close call (IsCloseCall) should still be timed
-// again: the best JIT kernel won and has runners-up.
-bool IsJitCloseCall(const std::vector<Timing>& timings, const Choice& choice);
+// again: the best JIT kernel won and has runners-up (RunnersUp's).
+bool IsJitCloseCall(const Choice& choice, const std::vector<int>& runners_up);
 
 // One candidate to time again: its backend and its timing.
 struct RematchSide {

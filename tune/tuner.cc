@@ -188,13 +188,14 @@ absl::StatusOr<TuneResult> SelectBackend(const TuneRequest& r) {
     Choice choice = ChooseFastest(timings, r.margin, regime_names);
     const char* rematched = "";
     const bool close_call = IsCloseCall(choice, r.margin);
-    if (close_call || IsJitCloseCall(timings, choice)) {
+    const std::vector<int> runners_up = RunnersUp(timings, choice);
+    if (close_call || IsJitCloseCall(choice, runners_up)) {
       // The cuBLAS pick joins even where it lost clearly: second looks run on
       // a warmer card, and a JIT kernel's must not be weighed against the
       // pick's first look.
       std::vector<int> again = {choice.best_jit};
       if (choice.cublas >= 0) again.push_back(choice.cublas);
-      for (int i : RunnersUp(timings, choice)) again.push_back(i);
+      again.insert(again.end(), runners_up.begin(), runners_up.end());
       std::vector<RematchSide> sides;
       for (int i : again) sides.push_back({built.at(timings[i].name).get(), &timings[i]});
       if (Rematch(**timer, regimes, sides, budget).ok()) {
