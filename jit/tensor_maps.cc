@@ -12,9 +12,10 @@ namespace {
 constexpr uint32_t kBox = 64;
 
 struct MapShape {
-  uint64_t contiguous;  // elements along the contiguous dimension
-  uint64_t strided;     // lines
-  uint32_t box_lines;   // lines per box
+  uint64_t contiguous;           // elements along the contiguous dimension
+  uint64_t strided;              // lines
+  uint32_t box_lines;            // lines per box
+  uint32_t box_row_bytes = 128;  // the span of the swizzle: 128 or 64
 };
 
 // Whether every line of the operand starts on a 128-byte boundary. Lines that
@@ -39,15 +40,16 @@ absl::Status Encode(const DriverApi& api, const Operand& op, int64_t batch_count
   const cuuint64_t line_stride = shape.strided > 1 ? line : (line + 15) / 16 * 16;
   cuuint64_t strides[2] = {line_stride,
                            batches > 1 ? static_cast<cuuint64_t>(stride) * esize : line_stride};
-  // Every box row is 128 bytes, the span of the 128-byte swizzle.
-  cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / esize), shape.box_lines, 1};
+  // Every box row spans the swizzle.
+  cuuint32_t box[3] = {static_cast<cuuint32_t>(shape.box_row_bytes / esize), shape.box_lines, 1};
   cuuint32_t element_strides[3] = {1, 1, 1};
   const CUtensorMapDataType type = op.type == DataType::kBF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : op.type == DataType::kF32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = api.cuTensorMapEncodeTiled(
       map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE,
+      shape.box_row_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
       OnLines(line, base, batches > 1 ? static_cast<uint64_t>(stride) * esize : 0)
           ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
           : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -70,7 +72,8 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
   const uint64_t m = static_cast<uint64_t>(p.m), n = static_cast<uint64_t>(p.n),
                  k = static_cast<uint64_t>(p.k);
   // K-major operands arrive as one box of 64 k x tile lines; M-/N-major ones
-  // as 64 x 64 column blocks. With clusters each CTA loads its share of B.
+  // as column blocks of 64 k, 128 or 64 bytes wide. With clusters each CTA
+  // loads its share of B.
   const MapShape shape_a = p.a.layout == Layout::kRowMajor
                                ? MapShape{k, m, static_cast<uint32_t>(c.block_m)}
                                : MapShape{m, k, kBox};
@@ -78,9 +81,10 @@ absl::Status EncodeSm90TensorMaps(const DriverApi& api, const GemmProblem& p, co
   const uint64_t b_cols = static_cast<uint64_t>(BColumns(p));
   const bool gated = p.epilogue.gate != Gate::kNone;
   const int b_box = gated ? c.block_n / 2 : c.block_n / c.cluster_m;
-  const MapShape shape_b = p.b.layout == Layout::kColMajor
-                               ? MapShape{k, b_cols, static_cast<uint32_t>(b_box)}
-                               : MapShape{b_cols, k, kBox};
+  const MapShape shape_b =
+      p.b.layout == Layout::kColMajor
+          ? MapShape{k, b_cols, static_cast<uint32_t>(b_box)}
+          : MapShape{b_cols, k, kBox, static_cast<uint32_t>(Sm90NMajorBBoxRowBytes(p, c))};
   absl::Status s = Encode(api, p.a, p.batch_count, shape_a, a, &maps->a, "A");
   if (s.ok()) s = Encode(api, p.b, p.batch_count, shape_b, b, &maps->b, "B");
   // The last tile's boxes, as kernels_src/sm90/mainloop.cuh expects (kATail,

@@ -315,6 +315,10 @@ class Sm90Family final : public KernelFamily {
 
 }  // namespace
 
+int Sm90NMajorBBoxRowBytes(const GemmProblem& p, const KernelConfig& c) {
+  return sm90::NMajorBBlockColumns(p, c) * static_cast<int>(DataTypeSize(p.b.type));
+}
+
 bool Sm90TmaStore(const GemmProblem& p, const KernelConfig& c) {
   // TMA clips stores past the last column only at 16-byte granularity, so the
   // rows must end on a 16-byte boundary as well as start on one.

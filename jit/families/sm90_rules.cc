@@ -88,25 +88,21 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
                                                    " accumulators a thread"));
   }
   // Ping-pong tiles of 160 and 192 accumulators a thread take only the
-  // epilogues ptxas kept in registers: over every layout, D type, bias, C and
-  // activation it spilled 8-1572 bytes with fp32 D with a bias or C, a
-  // per-row bias with SiLU or a GELU, C beside a bias, and at 192 with C or
-  // a GELU (docs/kernels.md, "Wide ping-pong tiles"). A gated tile takes
-  // them all: its kernel zeroes the accumulators before each tile, so the
-  // outputs it computes reuse their registers (gemm_tma_wgmma.cuh).
+  // epilogues ptxas kept in registers (docs/kernels.md, "Wide ping-pong
+  // tiles"). Their kernel zeroes the accumulators before each tile, so that
+  // outputs computed beside them (a gate, a GELU, a per-row bias with SiLU)
+  // reuse their registers (gemm_tma_wgmma.cuh); reading C still spilled
+  // 8-1572 bytes beside a bias, into fp32 D or at 192, as did a bias into
+  // fp32 D.
   if (c.ping_pong && accumulators > 128) {
     const Epilogue& e = p.epilogue;
     const bool c_read = e.beta != 0.0f;
-    const bool gelu = e.activation == Activation::kGeluErf || e.activation == Activation::kGeluTanh;
     if ((p.d.type == DataType::kF32 && (c_read || e.bias != BiasMode::kNone)) ||
-        (e.bias == BiasMode::kPerRow && Transcendental(e.activation)) ||
-        (c_read && e.bias != BiasMode::kNone) ||
-        (accumulators > 160 && (c_read || (gelu && !Gated(p))))) {
+        (c_read && (e.bias != BiasMode::kNone || accumulators > 160))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "sm90 tile ", c.ToString(),
           ": a ping-pong tile of more than 128 accumulators a thread takes no C beside a "
-          "bias or into fp32 D, no fp32 D bias, no row bias with SiLU or GELU, and at 192 "
-          "no C or GELU unless gated"));
+          "bias, into fp32 D or at 192, and no fp32 D bias"));
     }
   }
   // Splitting every tile of 128 accumulators a thread was never measured to
@@ -152,9 +148,9 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
                      "cluster along M"));
   }
   const bool n_major_b = p.b.layout == Layout::kRowMajor;
-  if (n_major_b && (c.block_n / 64) % c.cluster_m != 0) {
+  if (n_major_b && (c.block_n / NMajorBBlockColumns(p, c)) % c.cluster_m != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sm90 tile ", c.ToString(), ": the B tile must split into 64-column blocks per CTA"));
+        "sm90 tile ", c.ToString(), ": the B tile must split into whole column blocks per CTA"));
   }
   if (Gated(p) && p.b.layout == Layout::kRowMajor && p.n * DataTypeSize(p.b.type) % 16 != 0) {
     // The box of the up half starts at column N of each row, and TMA faults
@@ -163,13 +159,14 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
         absl::StrCat("sm90 kernels read the up half of a row-major gated B at column N = ", p.n,
                      ", which must be a multiple of 8 elements (16 bytes) for TMA"));
   }
-  // A gated tile's halves are one box each when B is K-major, whole 64-column
-  // blocks when N-major; each half is stored as at least one 64-column block.
-  if (Gated(p) && (c.block_n < 128 || (p.b.layout == Layout::kRowMajor && c.block_n % 128 != 0) ||
+  // A gated tile's halves are one box each when B is K-major, whole column
+  // blocks of 64 or 32 when N-major; each half is stored as at least one
+  // 64-column block.
+  if (Gated(p) && (c.block_n < 128 || (p.b.layout == Layout::kRowMajor && c.block_n % 64 != 0) ||
                    c.split_k != 1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sm90 tile ", c.ToString(),
-        ": a gated tile is 128 to 256 columns wide (two halves of 64 to 128; whole 64-column "
+        ": a gated tile is 128 to 256 columns wide (two halves of 64 to 128; whole 32-column "
         "blocks for a row-major B) and takes no split-K"));
   }
   if (c.stages < 2 || c.stages > 12) {

@@ -284,12 +284,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         if (position > 0) WaitTurn(consumer);
       }
       // The first wgmma of a tile ignores the accumulators, but its operands
-      // read them, which kept the last tile's alive through its epilogue. A
-      // gated epilogue computes its outputs beside them, and ptxas spilled
-      // 120-1240 bytes in ping-pong tiles of 160 and 192 accumulators a
-      // thread. Zeroed here, they die as the gate consumes them. Tiles of at
-      // most 128 did not spill and keep the code they were timed with.
-      if constexpr (ML::kGated && ML::kMI * ML::kBN / 2 > 128) {
+      // read them, which kept the last tile's alive through its epilogue.
+      // Epilogues that compute values beside them (a gate, a GELU, a per-row
+      // bias with SiLU) made ptxas spill in ping-pong tiles of 160 and 192
+      // accumulators a thread. Zeroed here, they die as the epilogue consumes
+      // them. Tiles of at most 128 did not spill and keep the code they were
+      // timed with.
+      if constexpr (ML::kMI * ML::kBN / 2 > 128) {
 #pragma unroll
         for (int i = 0; i < ML::kMI; ++i) {
 #pragma unroll

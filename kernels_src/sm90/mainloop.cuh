@@ -10,7 +10,9 @@
 //
 // K-major operands arrive as one box of 64 k x rows; M- or N-major ones as
 // 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
-// its transpose bit set. With clusters, the CTAs of one cluster share the B
+// its transpose bit set. A gated N-major B whose halves are not whole
+// 64-column blocks (96 columns of a 192-wide tile) arrives in 32-column
+// blocks (4 KB), 64-byte swizzled. With clusters, the CTAs of one cluster share the B
 // tile: each loads 1/kClusterM of it and multicasts it to all. A gated tile
 // (gate.cuh) takes the first half of its B rows from the gate half of B and
 // the second from the up half, at the same output columns.
@@ -64,13 +66,16 @@ struct Mainloop {
   }
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
   static constexpr int kBlock = 64 * kBK * 2;  // one 64-element column block, 8 KB
+  // Columns and bytes of a block of an N-major B.
+  static constexpr int kBCols = kTransB == 1 && kGated && (kBN / 2) % 64 != 0 ? 32 : 64;
+  static constexpr int kBBlock = kBCols * kBK * 2;
   static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
   static_assert(kBN % 32 == 0 && kBN <= 256 && (kTransB == 0 || kBN % 64 == 0),
                 "kBlockN: 64 to 256 in steps of 64, or of 32 with a K-major B");
-  static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / 64) % kClusterM == 0,
+  static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / kBCols) % kClusterM == 0,
                 "the B tile must split evenly over the cluster");
-  static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || kBN % 128 == 0)),
-                "a gated tile loads each half as whole boxes (64-column blocks when N-major)");
+  static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || (kBN / 2) % 32 == 0)),
+                "a gated tile loads each half as whole boxes (column blocks when N-major)");
 
   // Column of B where row `r` of the B tile of output tile `tn` starts.
   __device__ __forceinline__ static int BColumn(int tn, int r) {
@@ -136,14 +141,15 @@ struct Mainloop {
         TmaLoad3dMulticast(dst, map_b, full, kMask, k0, BColumn(tn, rank * kRows), bb);
       }
     } else {
-      constexpr int kBlocks = kBN / 64 / kClusterM;
+      constexpr int kBlocks = kBN / kBCols / kClusterM;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {
         const int c = rank * kBlocks + j;
+        const unsigned dst = b_stage + c * kBBlock;
         if (kClusterM == 1) {
-          TmaLoad3d(b_stage + c * kBlock, map_b, full, BColumn(tn, 64 * c), k0, bb);
+          TmaLoad3d(dst, map_b, full, BColumn(tn, kBCols * c), k0, bb);
         } else {
-          TmaLoad3dMulticast(b_stage + c * kBlock, map_b, full, kMask, BColumn(tn, 64 * c), k0, bb);
+          TmaLoad3dMulticast(dst, map_b, full, kMask, BColumn(tn, kBCols * c), k0, bb);
         }
       }
     }
@@ -158,9 +164,11 @@ struct Mainloop {
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
       // K-major: a 16-deep slice is 32 bytes into each 128-byte row; M-/N-major:
-      // 16 rows of 128 bytes further down each column block.
-      const unsigned long long db = kTransB == 0 ? SmemDesc(b_base + kk * 32, 16, 1024)
-                                                 : SmemDesc(b_base + kk * 16 * 128, kBlock, 1024);
+      // 16 rows further down each column block.
+      const unsigned long long db =
+          kTransB == 0   ? SmemDesc(b_base + kk * 32, 16, 1024)
+          : kBCols == 64 ? SmemDesc(b_base + kk * 16 * 128, kBlock, 1024)
+                         : SmemDesc<64>(b_base + kk * 16 * 64, kBBlock, 512);
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {
         const unsigned long long da =

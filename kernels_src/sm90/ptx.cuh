@@ -243,16 +243,19 @@ __device__ __forceinline__ void RegDealloc() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
 }
 
-// Shared-memory matrix descriptor for a 128-byte-swizzled operand tile whose
-// 1024-byte swizzle atoms (8 rows of 128 bytes) sit at `sbo` bytes apart
-// along the strided dimension and, for M-/N-major tiles, 64-element column
-// blocks at `lbo` bytes apart. Tiles must be 1024-byte aligned.
+// Shared-memory matrix descriptor for a kSwizzleBytes-swizzled operand tile
+// whose swizzle atoms (8 rows of kSwizzleBytes) sit at `sbo` bytes apart
+// along the strided dimension and, for M-/N-major tiles, column blocks of
+// kSwizzleBytes / 2 elements at `lbo` bytes apart. Tiles must be aligned to
+// their atoms (1024 or 512 bytes).
+template <int kSwizzleBytes = 128>
 __device__ __forceinline__ unsigned long long SmemDesc(unsigned addr, unsigned lbo, unsigned sbo) {
+  static_assert(kSwizzleBytes == 128 || kSwizzleBytes == 64, "128- or 64-byte swizzle");
   unsigned long long d = 0;
   d |= static_cast<unsigned long long>((addr & 0x3FFFF) >> 4);
   d |= static_cast<unsigned long long>((lbo & 0x3FFFF) >> 4) << 16;
   d |= static_cast<unsigned long long>((sbo & 0x3FFFF) >> 4) << 32;
-  d |= 1ull << 62;  // 128-byte swizzle
+  d |= (kSwizzleBytes == 128 ? 1ull : 2ull) << 62;  // the layout type's encoding
   return d;
 }
 

@@ -25,8 +25,8 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     Activation act;
     float beta;
   };
-  // Indexes 0, 4 and 8 have fp32 D (StridedBatch), which these tiles take
-  // without a bias or C.
+  // Indexes 0, 4, 8 and 12 have fp32 D (StridedBatch), which these tiles
+  // take without a bias or C.
   const Case cases[] = {
       // 768 tiles of 128 x 192 (about 6 a CTA), 9 k slices over a ring of 4.
       {2000, 1000, 520, 8, 192, 1, false, false, BiasMode::kNone, Activation::kRelu, 0.f},
@@ -40,6 +40,13 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
       {136, 200, 1000, 2, 192, 2, false, true, BiasMode::kPerColumn, Activation::kSilu, 0.f},
       {300, 170, 64, 3, 160, 2, false, false, BiasMode::kNone, Activation::kRelu, 0.f},
       {257, 520, 200, 1, 192, 1, true, false, BiasMode::kPerRow, Activation::kRelu, 0.f},
+      // Epilogues computing values beside the accumulators, which these
+      // tiles take because their kernel zeroes them before each tile: GELU
+      // at 192, a per-row bias with SiLU or a GELU.
+      {2000, 1000, 520, 8, 192, 1, true, false, BiasMode::kPerColumn, Activation::kGeluErf, 0.f},
+      {2000, 1000, 520, 8, 160, 2, false, false, BiasMode::kPerRow, Activation::kSilu, 0.f},
+      {300, 176, 1000, 3, 192, 1, true, false, BiasMode::kNone, Activation::kRelu, 0.f},
+      {1000, 1088, 136, 6, 192, 1, false, true, BiasMode::kPerRow, Activation::kGeluTanh, 0.f},
   };
   int ran = 0;
   for (const Case& t : cases) {
@@ -53,12 +60,14 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     ++ran;
   }
   std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 10);
+  EXPECT_EQ(ran, 14);
 }
 
-// Gated tiles ([gate | up] halves of a K-major B): 96 or 80 columns of D a
-// tile, so N off the tile at every width; seed 001's grouped layout, 16-bit
-// D, each activation, with and without a bias.
+// Gated tiles ([gate | up] halves of B): 96 or 80 columns of D a tile, so N
+// off the tile at every width; seed 001's grouped layout, 16-bit D, each
+// activation, with and without a bias. An N-major B (192 wide only: whole
+// 32-column blocks a half, 64-byte swizzled) in clusters of 1 and 2, and in
+// the cooperative 128 x 192 tile beside the ping-pong one.
 TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
   std::mt19937_64 rng(20261129);
   struct Case {
@@ -66,6 +75,7 @@ TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow
     DataType in;
     BiasMode bias;
     Activation act;
+    bool n_major_b = false;
   };
   const Case cases[] = {
       // 11 x 8 x 4 tiles of 128 x 192 (96 columns of D each), 9 k slices.
@@ -76,21 +86,28 @@ TEST_F(Sm90FamilyGpuTest, GatedWidePingPongTilesMatchFloat64ReferenceTwiceInARow
       {500, 480, 1000, 2, 192, 1, DataType::kF16, BiasMode::kPerColumn, Activation::kGeluErf},
       // One tile or part of one.
       {33, 100, 72, 1, 192, 1, DataType::kBF16, BiasMode::kPerColumn, Activation::kGeluTanh},
+      // N-major B.
+      {1300, 704, 520, 4, 192, 1, DataType::kBF16, BiasMode::kPerColumn, Activation::kSilu, true},
+      {1000, 1000, 136, 3, 192, 2, DataType::kF16, BiasMode::kNone, Activation::kGeluErf, true},
+      {300, 200, 1000, 1, 192, 1, DataType::kBF16, BiasMode::kNone, Activation::kGeluTanh, true},
   };
   int ran = 0;
   for (const Case& t : cases) {
     GemmProblem p = MakeGemm(t.m, t.n, t.k, t.in);
-    p.b.layout = Layout::kColMajor;
+    p.b.layout = t.n_major_b ? Layout::kRowMajor : Layout::kColMajor;
     p.epilogue.gate = Gate::kHalves;
     p.epilogue.bias = t.bias;
     p.epilogue.activation = t.act;
     if (t.groups > 1) GroupGated(t.groups, p);
     p.c = p.d;
     RunPingPongTwice(p, t.bn, t.cluster, ran % 2 == 0, rng);
+    if (t.n_major_b) {
+      RunTwice(Canonicalize(p), jit::Sm90Config(128, t.bn, 2, 4, t.cluster), rng);
+    }
     ++ran;
   }
   std::printf("gated wide ping-pong tiles: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 6);
+  EXPECT_EQ(ran, 9);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST(Sm90FamilyTest, RefusesInvalidTiles) {
   // N-major B splits over the cluster in 64-column blocks.
   GemmProblem nn = MakeGemm(1024, 1024, 1024, DataType::kBF16);
   EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Sm90Config(128, 64, 2, 6, 2), t),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("64-column")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole column blocks")));
 }
 
 TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {

@@ -56,7 +56,8 @@ TEST(Sm90FamilyTest, GatedTilesHoldWholeHalvesAndNoSplitK) {
 
 // Halves of 80, 96 or 112 columns (one box each of a K-major B) fill the SMs
 // where whole 64-column halves leave a wave part empty; an N-major B arrives
-// in 64-column blocks, so its halves stay whole blocks.
+// in column blocks of 64, or of 32 for halves of 96, so its halves stay whole
+// blocks.
 TEST(Sm90FamilyTest, GatedTilesOfAKMajorBTakeHalvesOfAnyWholeBox) {
   const TargetInfo target = OfflineTarget(90);
   // 255 x 5000: 128 x 160 tiles (80 columns of D each) are 2 x 63 = 126 units.
@@ -84,13 +85,18 @@ TEST(Sm90FamilyTest, GatedTilesOfAKMajorBTakeHalvesOfAnyWholeBox) {
   n_major.b.ld = 2 * n_major.n;
   n_major = Canonicalize(n_major);
   ASSERT_TRUE(ValidateProblem(n_major).ok()) << ValidateProblem(n_major);
-  EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gated")));
+  EXPECT_TRUE(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 1), target).ok());
+  EXPECT_TRUE(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 2), target).ok());
+  EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 224, 2, 4, 1), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("K-major")));
   EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 160, 2, 4, 1), target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("K-major")));
+  bool halves_of_96 = false;
   for (const KernelConfig& c : Sm90().Candidates(n_major, target, TuningPolicy::kExhaustive)) {
-    EXPECT_EQ(c.block_n % 128, 0) << c.ToString();
+    EXPECT_EQ(c.block_n % 64, 0) << c.ToString();
+    halves_of_96 = halves_of_96 || c.block_n == 192;
   }
+  EXPECT_TRUE(halves_of_96);
 }
 
 TEST(Sm90FamilyTest, RowMajorGatedBNeedsTheUpHalfSixteenByteAligned) {

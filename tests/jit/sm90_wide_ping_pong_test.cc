@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/families/sm90.h"
 #include "jit/family.h"
 #include "jit/launcher.h"
 #include "jit/nvrtc_compiler.h"
@@ -66,25 +67,27 @@ TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
       Specialize(p, PingPong(192, 2), Sm90(), Sm90().Shape(p, PingPong(192, 2), target), 16);
   EXPECT_THAT(s.kernel_name, HasSubstr("128x192x64_w2x1_s4_bias_col_silu_pdl_cm2_pp"));
 
-  // What ptxas spilled on. 192 accumulators: GELU or C; 160 took them.
+  // Epilogues computing values beside the accumulators: their kernel zeroes
+  // the accumulators before each tile, so GELU and a per-row bias with SiLU
+  // take either width.
   GemmProblem gelu = p;
   gelu.epilogue.activation = Activation::kGeluErf;
-  EXPECT_THAT(Sm90().Supports(gelu, PingPong(192, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at 192 no C or GELU")));
+  EXPECT_TRUE(Sm90().Supports(gelu, PingPong(192, 1), target).ok());
   EXPECT_TRUE(Sm90().Supports(gelu, PingPong(160, 1), target).ok());
+  GemmProblem row_silu = p;
+  row_silu.epilogue.bias = BiasMode::kPerRow;
+  EXPECT_TRUE(Sm90().Supports(row_silu, PingPong(160, 1), target).ok());
+  EXPECT_TRUE(Sm90().Supports(row_silu, PingPong(192, 2), target).ok());
+  // What ptxas still spilled on: C at 192, C beside a bias, a bias into
+  // fp32 D.
   GemmProblem with_c = Linear(4096, 3072, 1024);
   with_c.epilogue.beta = 1.0f;
   EXPECT_THAT(Sm90().Supports(with_c, PingPong(192, 2), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at 192 no C or GELU")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("or at 192")));
   EXPECT_TRUE(Sm90().Supports(with_c, PingPong(160, 2), target).ok());
-  // C beside a bias, a per-row bias with SiLU, a bias into fp32 D.
   with_c.epilogue.bias = BiasMode::kPerColumn;
   EXPECT_THAT(Sm90().Supports(with_c, PingPong(160, 2), target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no C beside a bias")));
-  GemmProblem row_silu = p;
-  row_silu.epilogue.bias = BiasMode::kPerRow;
-  EXPECT_THAT(Sm90().Supports(row_silu, PingPong(160, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no row bias with SiLU")));
   GemmProblem f32 = Linear(4096, 3072, 1024);
   f32.d.type = f32.c.type = DataType::kF32;
   EXPECT_TRUE(Sm90().Supports(f32, PingPong(192, 1), target).ok());
@@ -101,14 +104,19 @@ TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
       EXPECT_TRUE(Sm90().Supports(gated, PingPong(bn, 2), target).ok()) << bn;
     }
   }
-  // An N-major gated B arrives in whole 64-column blocks a half: neither.
+  // An N-major gated B arrives in whole 32-column blocks a half: 192 (its
+  // halves of 96 are 64-byte swizzled), not 160.
   GemmProblem gated_n_major = GatedLinear(4096, 3072, 1024);
   gated_n_major.b.layout = Layout::kRowMajor;
   gated_n_major.b.ld = 2 * 3072;
-  EXPECT_THAT(Sm90().Supports(gated_n_major, PingPong(192, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole 64-column")));
+  for (int cluster : {1, 2}) {
+    EXPECT_TRUE(Sm90().Supports(gated_n_major, PingPong(192, cluster), target).ok()) << cluster;
+  }
   EXPECT_THAT(Sm90().Supports(gated_n_major, PingPong(160, 1), target),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a multiple of 64")));
+  EXPECT_EQ(Sm90NMajorBBoxRowBytes(gated_n_major, PingPong(192, 1)), 64);
+  EXPECT_EQ(Sm90NMajorBBoxRowBytes(gated_n_major, Sm90Config(128, 256, 2, 4, 1)), 128);
+  EXPECT_EQ(Sm90NMajorBBoxRowBytes(GroupedLinear(), PingPong(192, 1)), 128);
   // An N-major B arrives in 64-column blocks: 192 but not 160.
   EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, 1), target).ok());
   EXPECT_FALSE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
@@ -179,17 +187,19 @@ TEST(Sm90WidePingPongTest, EveryAcceptedTileCompilesWithoutSpills) {
       }
     }
   }
-  // Gated, K-major B (an N-major one takes no wide tile): 16-bit D (fp32 D
-  // with SiLU or a GELU takes no ping-pong), with and without a bias.
+  // Gated, K-major B and N-major B (192 only): 16-bit D (fp32 D with SiLU or
+  // a GELU takes no ping-pong), with and without a bias.
   for (DataType in : {DataType::kBF16, DataType::kF16}) {
-    for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn}) {
-      for (Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
-        GemmProblem p = MakeGemm(4096, 3072, 1024, in);
-        p.b.layout = Layout::kColMajor;
-        p.epilogue.gate = Gate::kHalves;
-        p.epilogue.bias = bias;
-        p.epilogue.activation = act;
-        request_wide_tiles(Canonicalize(p));
+    for (Layout b : {Layout::kColMajor, Layout::kRowMajor}) {
+      for (BiasMode bias : {BiasMode::kNone, BiasMode::kPerColumn}) {
+        for (Activation act : {Activation::kSilu, Activation::kGeluTanh, Activation::kGeluErf}) {
+          GemmProblem p = MakeGemm(4096, 3072, 1024, in);
+          p.b.layout = b;
+          p.epilogue.gate = Gate::kHalves;
+          p.epilogue.bias = bias;
+          p.epilogue.activation = act;
+          request_wide_tiles(Canonicalize(p));
+        }
       }
     }
   }
