@@ -146,7 +146,7 @@ class Sm90Family final : public KernelFamily {
     std::vector<KernelConfig> pool;
     // 192 columns: where N or the tile count fits neither 128 nor 256 well
     // (3000 x 3000 has 4.4 waves of 128 x 128 tiles, 2.9 of 128 x 192).
-    // 224 and 160 (128-row tiles, K-major B; gated tiles too): where the widths of 64
+    // 224 and 160 (128-row tiles; gated tiles of a K-major B too): where the widths of 64
     // leave a last wave part empty (384 x 4608 x 3072 x 4: 1.64 waves of
     // 128 x 256 tiles, 1.91 of 128 x 224). The staged epilogue stores their
     // last 64 columns as one block overlapping the one before.

@@ -18,7 +18,7 @@ bool Sm90TmaStore(const GemmProblem& problem, const KernelConfig& config);
 
 // Bytes of each row of the boxes in which the sm90 kernels load an N-major B,
 // the span of their swizzle: 128 (64-column blocks), or 64 (32-column blocks)
-// for a gated tile whose halves are not whole 64-column blocks.
+// for a tile, or a gated tile's halves, not made of whole 64-column blocks.
 int Sm90NMajorBBoxRowBytes(const GemmProblem& problem, const KernelConfig& config);
 
 }  // namespace jitgemm::jit

@@ -60,10 +60,11 @@ inline int OutColumns(const GemmProblem& p, const KernelConfig& c) {
 }
 
 // Columns of one shared-memory block of an N-major B: 64 (128-byte
-// swizzle), or 32 (64-byte swizzle) for a gated tile whose halves are not
-// whole 64-column blocks. kernels_src/sm90/mainloop.cuh (kBCols) agrees.
+// swizzle), or 32 (64-byte swizzle) for a tile, or a gated tile's halves,
+// not made of whole 64-column blocks. kernels_src/sm90/mainloop.cuh
+// (kBCols) agrees.
 inline int NMajorBBlockColumns(const GemmProblem& p, const KernelConfig& c) {
-  return Gated(p) && (c.block_n / 2) % 64 != 0 ? 32 : 64;
+  return (Gated(p) ? c.block_n / 2 : c.block_n) % 64 != 0 ? 32 : 64;
 }
 
 // Accumulators a consumer thread holds: its warpgroup's rows in m64 blocks

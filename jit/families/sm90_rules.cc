@@ -75,12 +75,6 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
         " is not valid: block_k 64, 1 or 2 consumer warpgroups of 64 or 128 rows, block_n "
         "64..256 in steps of 32"));
   }
-  // B arrives in 64-column boxes when N-major.
-  if (c.block_n % 64 != 0 && p.b.layout == Layout::kRowMajor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sm90 tile ", c.ToString(),
-                     ": block_n not a multiple of 64 takes a K-major (column-major) B"));
-  }
   const int accumulators = Accumulators(c);
   if (accumulators > (c.ping_pong ? 192 : 128)) {
     return absl::InvalidArgumentError(absl::StrCat("sm90 tile ", c.ToString(), " needs more than ",

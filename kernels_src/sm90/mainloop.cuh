@@ -10,9 +10,9 @@
 //
 // K-major operands arrive as one box of 64 k x rows; M- or N-major ones as
 // 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
-// its transpose bit set. A gated N-major B whose halves are not whole
-// 64-column blocks (96 columns of a 192-wide tile) arrives in 32-column
-// blocks (4 KB), 64-byte swizzled. With clusters, the CTAs of one cluster share the B
+// its transpose bit set. An N-major B tile (or gated tile's half) that is
+// not whole 64-column blocks (160 or 224 columns, halves of 96) arrives in
+// 32-column blocks (4 KB), 64-byte swizzled. With clusters, the CTAs of one cluster share the B
 // tile: each loads 1/kClusterM of it and multicasts it to all. A gated tile
 // (gate.cuh) takes the first half of its B rows from the gate half of B and
 // the second from the up half, at the same output columns.
@@ -67,11 +67,10 @@ struct Mainloop {
   static constexpr int kKTiles = (S::kK + kBK - 1) / kBK;
   static constexpr int kBlock = 64 * kBK * 2;  // one 64-element column block, 8 KB
   // Columns and bytes of a block of an N-major B.
-  static constexpr int kBCols = kTransB == 1 && kGated && (kBN / 2) % 64 != 0 ? 32 : 64;
+  static constexpr int kBCols = kTransB == 1 && (kGated ? kBN / 2 : kBN) % 64 != 0 ? 32 : 64;
   static constexpr int kBBlock = kBCols * kBK * 2;
   static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
-  static_assert(kBN % 32 == 0 && kBN <= 256 && (kTransB == 0 || kBN % 64 == 0),
-                "kBlockN: 64 to 256 in steps of 64, or of 32 with a K-major B");
+  static_assert(kBN % 32 == 0 && kBN >= 64 && kBN <= 256, "kBlockN: 64 to 256 in steps of 32");
   static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / kBCols) % kClusterM == 0,
                 "the B tile must split evenly over the cluster");
   static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || (kBN / 2) % 32 == 0)),

@@ -108,34 +108,39 @@ TEST_F(Sm90FamilyGpuTest, TilesPastMOrNMatchFloat64ReferenceTwiceInARow) {
   EXPECT_EQ(ran, 32);
 }
 
-// Tiles 96, 160 and 224 columns wide (K-major B), alone and in pairs
-// multicasting B, N off the tile: 16-bit D staged with the last block
-// overlapping the one before (N = 1000) or stored from registers (N = 2100,
-// rows not 16-byte aligned); fp32 D staged in whole 32-column blocks.
+// Tiles 96, 160 and 224 columns wide, alone and in pairs multicasting B, N
+// off the tile: 16-bit D staged with the last block overlapping the one
+// before (N = 1000) or stored from registers (N = 2100, rows not 16-byte
+// aligned); fp32 D staged in whole 32-column blocks. A K-major B, and an
+// N-major one in 32-column blocks, 64-byte swizzled: alone (3, 5 or 7 blocks
+// do not split between a pair) and with rows 16-byte aligned (N = 1000).
 TEST_F(Sm90FamilyGpuTest, TilesOffTheStepsOf64MatchFloat64Reference) {
   std::mt19937_64 rng(20261202);
   int ran = 0, index = 0;
-  for (const auto& [m, n, k, batch] :
-       {std::tuple{304, 1000, 520, 2}, std::tuple{136, 2100, 200, 3}}) {
-    for (const auto& [bn, cluster] : {std::pair{224, 1}, std::pair{224, 2}, std::pair{160, 2},
-                                      std::pair{160, 1}, std::pair{96, 2}}) {
-      ++index;
-      GemmProblem p = StridedBatch(m, n, k, batch, index);
-      p.b.layout = Layout::kColMajor;
-      if (index % 3 == 0) p.a.layout = Layout::kColMajor;
-      p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
-      p.epilogue.activation = index % 2 ? Activation::kGeluErf : Activation::kSilu;
-      p.epilogue.beta = index % 2 ? 0.f : 0.5f;
-      p = Canonicalize(p);
-      ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
-      jit::KernelConfig c = jit::Sm90Config(128, bn, 2, 4, cluster);
-      c.pdl = index % 2 == 0;
-      RunTwice(p, c, rng);
-      ++ran;
+  for (const Layout b : {Layout::kColMajor, Layout::kRowMajor}) {
+    for (const auto& [m, n, k, batch] :
+         {std::tuple{304, 1000, 520, 2}, std::tuple{136, 2100, 200, 3}}) {
+      for (const auto& [bn, cluster] : {std::pair{224, 1}, std::pair{224, 2}, std::pair{160, 2},
+                                        std::pair{160, 1}, std::pair{96, 2}}) {
+        if (b == Layout::kRowMajor && (n % 8 != 0 || cluster != 1)) continue;
+        ++index;
+        GemmProblem p = StridedBatch(m, n, k, batch, index);
+        p.b.layout = b;
+        if (index % 3 == 0) p.a.layout = Layout::kColMajor;
+        p.epilogue.bias = index % 3 == 1 ? BiasMode::kPerRow : BiasMode::kPerColumn;
+        p.epilogue.activation = index % 2 ? Activation::kGeluErf : Activation::kSilu;
+        p.epilogue.beta = index % 2 ? 0.f : 0.5f;
+        p = Canonicalize(p);
+        ASSERT_TRUE(ValidateProblem(p).ok()) << ValidateProblem(p);
+        jit::KernelConfig c = jit::Sm90Config(128, bn, 2, 4, cluster);
+        c.pdl = index % 2 == 0;
+        RunTwice(p, c, rng);
+        ++ran;
+      }
     }
   }
   std::printf("tiles off the steps of 64: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 10);
+  EXPECT_EQ(ran, 12);
 }
 
 // Wide tiles (more than two staging blocks per warpgroup, so a warpgroup's

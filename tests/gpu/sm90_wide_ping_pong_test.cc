@@ -47,6 +47,8 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
       {2000, 1000, 520, 8, 160, 2, false, false, BiasMode::kPerRow, Activation::kSilu, 0.f},
       {300, 176, 1000, 3, 192, 1, true, false, BiasMode::kNone, Activation::kRelu, 0.f},
       {1000, 1088, 136, 6, 192, 1, false, true, BiasMode::kPerRow, Activation::kGeluTanh, 0.f},
+      // 160 wide with an N-major B (five 32-column blocks).
+      {1000, 1000, 520, 4, 160, 1, true, false, BiasMode::kPerColumn, Activation::kSilu, 0.f},
   };
   int ran = 0;
   for (const Case& t : cases) {
@@ -60,7 +62,7 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     ++ran;
   }
   std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 14);
+  EXPECT_EQ(ran, 15);
 }
 
 // Gated tiles ([gate | up] halves of B): 96 or 80 columns of D a tile, so N

@@ -88,9 +88,9 @@ TEST(Sm90FamilyTest, GatedTilesOfAKMajorBTakeHalvesOfAnyWholeBox) {
   EXPECT_TRUE(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 1), target).ok());
   EXPECT_TRUE(Sm90().Supports(n_major, Sm90Config(128, 192, 2, 4, 2), target).ok());
   EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 224, 2, 4, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("K-major")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("32-column")));
   EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 160, 2, 4, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("K-major")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("32-column")));
   bool halves_of_96 = false;
   for (const KernelConfig& c : Sm90().Candidates(n_major, target, TuningPolicy::kExhaustive)) {
     EXPECT_EQ(c.block_n % 64, 0) << c.ToString();

@@ -113,13 +113,17 @@ TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
     EXPECT_TRUE(Sm90().Supports(gated_n_major, PingPong(192, cluster), target).ok()) << cluster;
   }
   EXPECT_THAT(Sm90().Supports(gated_n_major, PingPong(160, 1), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a multiple of 64")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("32-column")));
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(gated_n_major, PingPong(192, 1)), 64);
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(gated_n_major, Sm90Config(128, 256, 2, 4, 1)), 128);
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(GroupedLinear(), PingPong(192, 1)), 128);
-  // An N-major B arrives in 64-column blocks: 192 but not 160.
+  // An N-major B arrives in 64-column blocks at 192, in 32-column ones at
+  // 160, which (five blocks) do not split between a pair.
   EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, 1), target).ok());
-  EXPECT_FALSE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
+  EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
+  EXPECT_EQ(Sm90NMajorBBoxRowBytes(GroupedLinear(), PingPong(160, 1)), 64);
+  EXPECT_THAT(Sm90().Supports(GroupedLinear(), PingPong(160, 2), target),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole column blocks")));
 }
 
 TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) {
@@ -139,9 +143,10 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
   EXPECT_EQ(WidePingPongs(GatedLinear(16384, 3072, 1024), TuningPolicy::kFast), 1);
   EXPECT_EQ(WidePingPongs(GatedLinear(8192, 8192, 2048), TuningPolicy::kFast), 1);
   EXPECT_EQ(WidePingPongs(GatedLinear(8192, 14336, 4096), TuningPolicy::kFast), 0) << "K = 4096";
-  // Exhaustive tuning times every valid one: 192 wide, alone (its three
-  // 64-column blocks of an N-major B do not split between a pair).
-  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 1);
+  // Exhaustive tuning times every valid one: 192 and 160 wide, alone (three
+  // 64-column or five 32-column blocks of an N-major B do not split between
+  // a pair).
+  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 2);
   EXPECT_EQ(WidePingPongs(Linear(4096, 4096, 1024), TuningPolicy::kExhaustive), 4);
 }
 
