@@ -1,10 +1,11 @@
 // The sm90 family's tensor maps as the driver is asked for them, through a
 // driver table whose encode records its arguments (no GPU needed): boxes,
-// strides, the tail boxes and the L2 promotion by line alignment.
+// strides, swizzles, the tail boxes and the L2 promotion by line alignment.
 #include "jit/tensor_maps.h"
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +31,7 @@ struct Encoded {
   uint64_t dims[3];
   uint64_t strides[2];
   uint32_t box[3];
+  CUtensorMapSwizzle swizzle;
   CUtensorMapL2promotion promotion;
 };
 
@@ -41,11 +43,14 @@ CUresult fail_with = CUDA_SUCCESS;
 
 CUresult FakeEncode(CUtensorMap*, CUtensorMapDataType, cuuint32_t rank, void*,
                     const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
-                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle swizzle,
                     CUtensorMapL2promotion promotion, CUtensorMapFloatOOBfill) {
   EXPECT_EQ(rank, 3u);
-  Calls().push_back(
-      {{dims[0], dims[1], dims[2]}, {strides[0], strides[1]}, {box[0], box[1], box[2]}, promotion});
+  Calls().push_back({{dims[0], dims[1], dims[2]},
+                     {strides[0], strides[1]},
+                     {box[0], box[1], box[2]},
+                     swizzle,
+                     promotion});
   return fail_with;
 }
 
@@ -126,6 +131,35 @@ TEST_F(TensorMapsTest, MOrNMajorOperandsArriveIn64By64BlocksAndGatedBInHalves) {
   ASSERT_ENCODES(Encode(gated, Sm90Config(128, 256, 2, 4, 1)));
   EXPECT_EQ(Calls()[1].dims[1], 1024u);  // 2N rows of the K-major B
   EXPECT_EQ(Calls()[1].box[1], 128u);
+  for (const Encoded& e : Calls()) EXPECT_EQ(e.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+TEST_F(TensorMapsTest, NMajorTilesNotMadeOf64ColumnBlocksArriveIn32ColumnBoxes) {
+  // 160 columns: five 32-column boxes of 64-byte rows, 64-byte swizzled.
+  const GemmProblem p = Canonicalize(MakeGemm(1024, 1000, 512, DataType::kBF16));
+  ASSERT_ENCODES(Encode(p, Sm90Config(128, 160, 2, 4, 1)));
+  ASSERT_EQ(Calls().size(), 3u);
+  EXPECT_EQ(Calls()[1].dims[0], 1000u);  // N contiguous
+  EXPECT_EQ(Calls()[1].box[0], 32u);
+  EXPECT_EQ(Calls()[1].box[1], 64u);  // k rows
+  EXPECT_EQ(Calls()[1].swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
+  EXPECT_EQ(Calls()[0].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  // A gated tile of 192 columns: halves of 96, three 32-column boxes each.
+  Calls().clear();
+  GemmProblem gated = MakeGemm(1024, 1000, 512, DataType::kBF16);
+  gated.epilogue.gate = Gate::kHalves;
+  gated = Canonicalize(gated);
+  ASSERT_ENCODES(Encode(gated, Sm90Config(128, 192, 2, 4, 1)));
+  EXPECT_EQ(Calls()[1].dims[0], 2000u);  // 2N columns
+  EXPECT_EQ(Calls()[1].box[0], 32u);
+  EXPECT_EQ(Calls()[1].swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
+  // Whole 64-column blocks keep 128-byte boxes: 192 plain, 256 gated.
+  for (const auto& [problem, bn] : {std::pair{p, 192}, std::pair{gated, 256}}) {
+    Calls().clear();
+    ASSERT_ENCODES(Encode(problem, Sm90Config(128, bn, 2, 4, 1)));
+    EXPECT_EQ(Calls()[1].box[0], 64u) << bn;
+    EXPECT_EQ(Calls()[1].swizzle, CU_TENSOR_MAP_SWIZZLE_128B) << bn;
+  }
 }
 
 TEST_F(TensorMapsTest, LinesOff128BytesArePromotedTo128BytesOnly) {
