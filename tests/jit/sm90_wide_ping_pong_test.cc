@@ -137,6 +137,16 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
   // Fewer than four tiles an SM.
   EXPECT_EQ(WidePingPongs(Linear(2048, 3072, 1024), TuningPolicy::kFast), 0);
   EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kHeuristic), 0);
+  // GELU takes the 192-wide tile (a GPT-2 feed-forward up-projection), and
+  // a gated N-major B its 96-column halves (seed 001's own weights).
+  GemmProblem gelu = Linear(16384, 3072, 768, DataType::kF16);
+  gelu.epilogue.bias = BiasMode::kPerColumn;
+  gelu.epilogue.activation = Activation::kGeluTanh;
+  EXPECT_EQ(WidePingPongs(gelu, TuningPolicy::kFast), 1);
+  GemmProblem gated_n_major = GatedLinear(16384, 3072, 1024);
+  gated_n_major.b.layout = Layout::kRowMajor;
+  gated_n_major.b.ld = 2 * 3072;
+  EXPECT_EQ(WidePingPongs(gated_n_major, TuningPolicy::kFast), 1);
   // Gated: a 192-wide tile covers 96 columns of D, so 3072 exactly and 8192
   // within 1% (86 tiles); 4096 columns in 128 x 160 tiles (80 columns of D)
   // would cover 4160.
