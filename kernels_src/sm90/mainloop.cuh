@@ -12,8 +12,9 @@
 // 64-element column blocks of 64 k rows each (8 KB), which wgmma reads with
 // its transpose bit set. An N-major B tile (or gated tile's half) that is
 // not whole 64-column blocks (160 or 224 columns, halves of 96) arrives in
-// 32-column blocks (4 KB), 64-byte swizzled. With clusters, the CTAs of one cluster share the B
-// tile: each loads 1/kClusterM of it and multicasts it to all. A gated tile
+// 32-column blocks (4 KB), 64-byte swizzled. With clusters, the CTAs of one
+// cluster share the B tile: each loads 1/kClusterM of it and multicasts it
+// to all. A gated tile
 // (gate.cuh) takes the first half of its B rows from the gate half of B and
 // the second from the up half, at the same output columns.
 #pragma once
@@ -163,11 +164,11 @@ struct Mainloop {
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk) {
       // K-major: a 16-deep slice is 32 bytes into each 128-byte row; M-/N-major:
-      // 16 rows further down each column block.
+      // 16 rows of kBCols * 2 bytes further down each column block.
+      constexpr int kRow = kBCols * 2;  // bytes, the span of B's swizzle
       const unsigned long long db =
-          kTransB == 0   ? SmemDesc(b_base + kk * 32, 16, 1024)
-          : kBCols == 64 ? SmemDesc(b_base + kk * 16 * 128, kBlock, 1024)
-                         : SmemDesc<64>(b_base + kk * 16 * 64, kBBlock, 512);
+          kTransB == 0 ? SmemDesc(b_base + kk * 32, 16, 1024)
+                       : SmemDesc<kRow>(b_base + kk * 16 * kRow, kBBlock, 8 * kRow);
 #pragma unroll
       for (int i = 0; i < kMI; ++i) {
         const unsigned long long da =
