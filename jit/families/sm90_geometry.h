@@ -67,6 +67,13 @@ inline int NMajorBBlockColumns(const GemmProblem& p, const KernelConfig& c) {
   return (Gated(p) ? c.block_n / 2 : c.block_n) % 64 != 0 ? 32 : 64;
 }
 
+// Whether the CTAs of a cluster load unequal shares of an N-major B tile:
+// three, five or seven column blocks over a pair, the first taking one more.
+inline bool UnevenBSplit(const GemmProblem& p, const KernelConfig& c) {
+  return p.b.layout == Layout::kRowMajor &&
+         (c.block_n / NMajorBBlockColumns(p, c)) % c.cluster_m != 0;
+}
+
 // Accumulators a consumer thread holds: its warpgroup's rows in m64 blocks
 // times half the tile's columns.
 inline int Accumulators(const KernelConfig& c) {

@@ -142,9 +142,10 @@ absl::Status Validate(const GemmProblem& p, const KernelConfig& c, const TargetI
                      "cluster along M"));
   }
   const bool n_major_b = p.b.layout == Layout::kRowMajor;
-  if (n_major_b && (c.block_n / NMajorBBlockColumns(p, c)) % c.cluster_m != 0) {
+  // An odd number of blocks splits unevenly: the first CTA loads one more.
+  if (n_major_b && c.block_n / NMajorBBlockColumns(p, c) < c.cluster_m) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sm90 tile ", c.ToString(), ": the B tile must split into whole column blocks per CTA"));
+        "sm90 tile ", c.ToString(), ": an N-major B tile needs a column block for each CTA"));
   }
   if (Gated(p) && p.b.layout == Layout::kRowMajor && p.n * DataTypeSize(p.b.type) % 16 != 0) {
     // The box of the up half starts at column N of each row, and TMA faults

@@ -72,8 +72,8 @@ struct Mainloop {
   static constexpr int kBBlock = kBCols * kBK * 2;
   static_assert(kBM % (64 * kConsumers) == 0, "each consumer warpgroup takes m64 blocks");
   static_assert(kBN % 32 == 0 && kBN >= 64 && kBN <= 256, "kBlockN: 64 to 256 in steps of 32");
-  static_assert(kTransB == 0 ? (kBN / kClusterM) % 8 == 0 : (kBN / kBCols) % kClusterM == 0,
-                "the B tile must split evenly over the cluster");
+  static_assert(kTransB == 1 || (kBN / kClusterM) % 8 == 0,
+                "a K-major B tile must split evenly over the cluster");
   static_assert(!kGated || (kClusterM <= 2 && (kTransB == 0 || (kBN / 2) % 32 == 0)),
                 "a gated tile loads each half as whole boxes (column blocks when N-major)");
 
@@ -141,10 +141,13 @@ struct Mainloop {
         TmaLoad3dMulticast(dst, map_b, full, kMask, k0, BColumn(tn, rank * kRows), bb);
       }
     } else {
-      constexpr int kBlocks = kBN / kBCols / kClusterM;
+      // An odd number of blocks splits unevenly: the first CTA loads one more.
+      constexpr int kAll = kBN / kBCols;
+      constexpr int kBlocks = (kAll + kClusterM - 1) / kClusterM;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {
         const int c = rank * kBlocks + j;
+        if (kAll % kClusterM != 0 && c >= kAll) break;
         const unsigned dst = b_stage + c * kBBlock;
         if (kClusterM == 1) {
           TmaLoad3d(dst, map_b, full, BColumn(tn, kBCols * c), k0, bb);

@@ -25,7 +25,7 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     Activation act;
     float beta;
   };
-  // Indexes 0, 4, 8 and 12 have fp32 D (StridedBatch), which these tiles
+  // Indexes 0, 4, 8, 12 and 16 have fp32 D (StridedBatch), which these tiles
   // take without a bias or C.
   const Case cases[] = {
       // 768 tiles of 128 x 192 (about 6 a CTA), 9 k slices over a ring of 4.
@@ -49,6 +49,10 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
       {1000, 1088, 136, 6, 192, 1, false, true, BiasMode::kPerRow, Activation::kGeluTanh, 0.f},
       // 160 wide with an N-major B (five 32-column blocks).
       {1000, 1000, 520, 4, 160, 1, true, false, BiasMode::kPerColumn, Activation::kSilu, 0.f},
+      // N-major B in pairs, its blocks split unevenly: 5 of 32 columns, 3 of
+      // 64 (index 16 has fp32 D).
+      {1000, 1000, 520, 4, 160, 2, true, false, BiasMode::kPerColumn, Activation::kGeluErf, 0.f},
+      {2000, 1000, 520, 8, 192, 2, true, true, BiasMode::kNone, Activation::kRelu, 0.f},
   };
   int ran = 0;
   for (const Case& t : cases) {
@@ -62,7 +66,7 @@ TEST_F(Sm90FamilyGpuTest, WidePingPongTilesMatchFloat64ReferenceTwiceInARow) {
     ++ran;
   }
   std::printf("wide ping-pong tiles: %d configs run twice\n", ran);
-  EXPECT_EQ(ran, 15);
+  EXPECT_EQ(ran, 17);
 }
 
 // Gated tiles ([gate | up] halves of B): 96 or 80 columns of D a tile, so N

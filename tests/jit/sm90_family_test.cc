@@ -78,23 +78,24 @@ TEST(Sm90FamilyTest, ProposesOneWidthOffTheStepsOf64WhereItFillsTheWaves) {
   for (const KernelConfig& c : Sm90().Candidates(p, t, TuningPolicy::kHeuristic)) {
     EXPECT_EQ(c.block_n % 64, 0) << c.ToString();
   }
-  // N-major B arrives in 32-column boxes there (64-byte swizzled), seven of
-  // which do not split between a pair.
+  // N-major B arrives in 32-column boxes there (64-byte swizzled); of a
+  // pair's seven, the first CTA loads four.
   GemmProblem n_major = p;
   n_major.b.layout = Layout::kRowMajor;
   n_major.b.ld = 0;
   n_major = Canonicalize(n_major);
-  EXPECT_THAT(Sm90().Supports(n_major, c224, t),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole column blocks")));
+  EXPECT_THAT(Sm90().Supports(n_major, c224, t), IsOk());
   EXPECT_THAT(Sm90().Supports(n_major, Sm90Config(128, 224, 2, 4, 1), t), IsOk());
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(n_major, Sm90Config(128, 224, 2, 4, 1)), 64);
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(n_major, Sm90Config(128, 256, 2, 4, 1)), 128);
   odd = 0;
+  int odd_pairs = 0;
   for (const KernelConfig& c : Sm90().Candidates(n_major, t, TuningPolicy::kExhaustive)) {
     odd += c.block_n % 64 != 0 ? 1 : 0;
-    EXPECT_TRUE(c.block_n % 64 == 0 || c.cluster_m == 1) << c.ToString();
+    odd_pairs += c.block_n % 64 != 0 && c.cluster_m == 2 ? 1 : 0;
   }
   EXPECT_GT(odd, 0);
+  EXPECT_GT(odd_pairs, 0);
   // A gated tile's halves are one box each of a K-major B (sm90_gated_test.cc).
   GemmProblem gated = Linear(384, 2304, 3072);
   gated.epilogue.gate = Gate::kHalves;
@@ -117,10 +118,13 @@ TEST(Sm90FamilyTest, RefusesInvalidTiles) {
   runtime_m.runtime_m = true;
   EXPECT_THAT(Sm90().Supports(p, runtime_m, t),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exact M")));
-  // N-major B splits over the cluster in 64-column blocks.
+  // N-major B splits over the cluster in 64-column blocks: one is not a
+  // pair's; three are (two and one).
   GemmProblem nn = MakeGemm(1024, 1024, 1024, DataType::kBF16);
-  EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Sm90Config(128, 64, 2, 6, 2), t),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole column blocks")));
+  EXPECT_THAT(
+      Sm90().Supports(Canonicalize(nn), Sm90Config(128, 64, 2, 6, 2), t),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a column block for each CTA")));
+  EXPECT_THAT(Sm90().Supports(Canonicalize(nn), Sm90Config(128, 192, 2, 4, 2), t), IsOk());
 }
 
 TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
@@ -137,6 +141,34 @@ TEST(Sm90FamilyTest, LargeProblemsGetWideTilesInClustersFirst) {
     EXPECT_FALSE(Sm90().Supports(Linear(8192, 8192, 8192), deeper, OfflineTarget(90)).ok())
         << c.ToString();
   }
+}
+
+// A pair splitting an N-major B's three, five or seven column blocks
+// unevenly is timed only where the model puts it first (its fuller last
+// wave), never as a filler behind the widths of 64.
+TEST(Sm90FamilyTest, FastListKeepsAnUnevenNMajorPairOnlyFirst) {
+  const TargetInfo t = OfflineTarget(90);
+  auto fast = [&](int64_t m, int64_t n, int64_t k) {
+    return Sm90().Candidates(Canonicalize(MakeGemm(m, n, k, DataType::kBF16)), t,
+                             TuningPolicy::kFast);
+  };
+  // 2048 x 2560 x 4096: 128 x 160 pairs fill two waves (16 column tiles).
+  auto configs = fast(2048, 2560, 4096);
+  ASSERT_FALSE(configs.empty());
+  EXPECT_EQ(configs.front().block_n, 160);
+  EXPECT_EQ(configs.front().cluster_m, 2);
+  // 8192^3: 128 x 224 and 128 x 192 pairs come after the widths of 64.
+  configs = fast(8192, 8192, 8192);
+  ASSERT_FALSE(configs.empty());
+  for (const KernelConfig& c : configs) {
+    EXPECT_FALSE(c.cluster_m == 2 && (c.block_n == 192 || c.block_n == 224)) << c.ToString();
+  }
+  // The wide ping-pong tile timed first is the one that loads its B alone.
+  configs = fast(4096, 3584, 2048);
+  ASSERT_FALSE(configs.empty());
+  EXPECT_TRUE(configs.front().ping_pong);
+  EXPECT_EQ(configs.front().block_n, 192);
+  EXPECT_EQ(configs.front().cluster_m, 1);
 }
 
 // Small-M problems (memory-bound) leave 32 KB of the SM's shared memory for

@@ -26,6 +26,7 @@ using ::jitgemm::support::StatusIs;
 using sm90_test::GatedLinear;
 using sm90_test::Linear;
 using sm90_test::Sm90;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 KernelConfig PingPong(int block_n, int cluster) {
@@ -46,12 +47,16 @@ GemmProblem GroupedLinear() {
   return Canonicalize(p);
 }
 
-int WidePingPongs(const GemmProblem& p, TuningPolicy policy) {
-  int n = 0;
+std::vector<int> WidePingPongWidths(const GemmProblem& p, TuningPolicy policy) {
+  std::vector<int> widths;
   for (const KernelConfig& c : Sm90().Candidates(p, OfflineTarget(90), policy)) {
-    n += c.ping_pong && c.block_m == 128 && c.block_n > 128 ? 1 : 0;
+    if (c.ping_pong && c.block_m == 128 && c.block_n > 128) widths.push_back(c.block_n);
   }
-  return n;
+  return widths;
+}
+
+int WidePingPongs(const GemmProblem& p, TuningPolicy policy) {
+  return static_cast<int>(WidePingPongWidths(p, policy).size());
 }
 
 TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
@@ -118,12 +123,12 @@ TEST(Sm90WidePingPongTest, ServesPlainEpiloguesAndRefusesWhatSpilled) {
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(gated_n_major, Sm90Config(128, 256, 2, 4, 1)), 128);
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(GroupedLinear(), PingPong(192, 1)), 128);
   // An N-major B arrives in 64-column blocks at 192, in 32-column ones at
-  // 160, which (five blocks) do not split between a pair.
-  EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, 1), target).ok());
-  EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(160, 1), target).ok());
+  // 160; a pair splits three or five blocks unevenly.
+  for (int cluster : {1, 2}) {
+    EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(192, cluster), target).ok());
+    EXPECT_TRUE(Sm90().Supports(GroupedLinear(), PingPong(160, cluster), target).ok());
+  }
   EXPECT_EQ(Sm90NMajorBBoxRowBytes(GroupedLinear(), PingPong(160, 1)), 64);
-  EXPECT_THAT(Sm90().Supports(GroupedLinear(), PingPong(160, 2), target),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("whole column blocks")));
 }
 
 TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) {
@@ -132,8 +137,12 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
   EXPECT_EQ(WidePingPongs(Linear(8192, 8192, 2048), TuningPolicy::kFast), 1);
   // K = 4096: the cooperative 128 x 256 tile was faster.
   EXPECT_EQ(WidePingPongs(Linear(8192, 8192, 4096), TuningPolicy::kFast), 0);
-  // 4096 columns in 192-wide tiles leave 3% of the last tiles empty.
+  // 4096 columns in 192-wide tiles leave 3% of the last tiles empty. The
+  // 160-wide tile, which covers them within 1.6%, is not timed in its place:
+  // it ran level with the cooperative tile with a K-major B and 4-7% behind
+  // it with an N-major one (docs/kernels.md).
   EXPECT_EQ(WidePingPongs(Linear(4096, 4096, 1024), TuningPolicy::kFast), 0);
+  EXPECT_THAT(WidePingPongWidths(Linear(8192, 8192, 1024), TuningPolicy::kFast), ElementsAre(192));
   // Fewer than four tiles an SM.
   EXPECT_EQ(WidePingPongs(Linear(2048, 3072, 1024), TuningPolicy::kFast), 0);
   EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kHeuristic), 0);
@@ -153,10 +162,9 @@ TEST(Sm90WidePingPongTest, FastListTimesOneWhereManyTilesCoverMAndNAndKIsShort) 
   EXPECT_EQ(WidePingPongs(GatedLinear(16384, 3072, 1024), TuningPolicy::kFast), 1);
   EXPECT_EQ(WidePingPongs(GatedLinear(8192, 8192, 2048), TuningPolicy::kFast), 1);
   EXPECT_EQ(WidePingPongs(GatedLinear(8192, 14336, 4096), TuningPolicy::kFast), 0) << "K = 4096";
-  // Exhaustive tuning times every valid one: 192 and 160 wide, alone (three
-  // 64-column or five 32-column blocks of an N-major B do not split between
-  // a pair).
-  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 2);
+  // Exhaustive tuning times every valid one: 192 and 160 wide, alone and in
+  // pairs (an N-major B's three or five blocks split unevenly).
+  EXPECT_EQ(WidePingPongs(GroupedLinear(), TuningPolicy::kExhaustive), 4);
   EXPECT_EQ(WidePingPongs(Linear(4096, 4096, 1024), TuningPolicy::kExhaustive), 4);
 }
 
